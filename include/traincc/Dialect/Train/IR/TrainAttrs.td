@@ -1,0 +1,23 @@
+//===- TrainAttrs.td - Train dialect attributes ------------*- tablegen -*-===//
+
+#ifndef TRAINCC_DIALECT_TRAIN_IR_TRAINATTRS_TD
+#define TRAINCC_DIALECT_TRAIN_IR_TRAINATTRS_TD
+
+include "traincc/Dialect/Train/IR/TrainDialect.td"
+include "mlir/IR/EnumAttr.td"
+
+// What a `train.param` holds; decides whether it gets a gradient and an
+// optimizer update, and how it is checkpointed and exported.
+def Train_ParamKind : I32EnumAttr<"ParamKind", "kind of a module-level parameter", [
+    I32EnumAttrCase<"Trainable", 0, "trainable">,
+    I32EnumAttrCase<"Frozen", 1, "frozen">,
+    I32EnumAttrCase<"RunningMean", 2, "running_mean">,
+    I32EnumAttrCase<"RunningVar", 3, "running_var">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::traincc::train";
+}
+
+def Train_ParamKindAttr : EnumAttr<Train_Dialect, Train_ParamKind, "param_kind">;
+
+#endif // TRAINCC_DIALECT_TRAIN_IR_TRAINATTRS_TD

@@ -1,0 +1,39 @@
+//===- TrainOps.h - Train dialect operations --------------------*- C++ -*-===//
+
+#ifndef TRAINCC_DIALECT_TRAIN_IR_TRAINOPS_H
+#define TRAINCC_DIALECT_TRAIN_IR_TRAINOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "traincc/Dialect/Train/IR/TrainDialect.h"
+#include "traincc/Dialect/Train/IR/TrainEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "traincc/Dialect/Train/IR/TrainAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "traincc/Dialect/Train/IR/TrainOps.h.inc"
+
+namespace traincc::train {
+
+/// Numpy broadcasting of two static shapes; failure when they are
+/// incompatible.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// Output length of a pooling or convolution window along one axis.
+/// `ceilMode` rounds the window count up, as ONNX pooling allows; a window
+/// that would start in the end padding is dropped, as in PyTorch.
+int64_t windowOutputSize(int64_t inputSize, int64_t kernel, int64_t stride,
+                         int64_t padBegin, int64_t padEnd, int64_t dilation,
+                         bool ceilMode);
+
+} // namespace traincc::train
+
+#endif // TRAINCC_DIALECT_TRAIN_IR_TRAINOPS_H

@@ -1,0 +1,515 @@
+//===- TrainOps.td - Train dialect operations --------------*- tablegen -*-===//
+//
+// Forward-compute ops of the Train dialect. Every attribute is in normalised
+// form: pads are explicit (begin values for each spatial axis, then end
+// values), axes are non-negative, slices name every axis. The importer does
+// that normalisation once so that shape functions, verifiers and lowerings
+// stay simple. Shape functions live in TrainOps.cpp and serve both the
+// builders (result types are inferred) and the verifiers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRAINCC_DIALECT_TRAIN_IR_TRAINOPS_TD
+#define TRAINCC_DIALECT_TRAIN_IR_TRAINOPS_TD
+
+include "traincc/Dialect/Train/IR/TrainDialect.td"
+include "traincc/Dialect/Train/IR/TrainAttrs.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Base classes and type constraints
+//===----------------------------------------------------------------------===//
+
+class Train_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Train_Dialect, mnemonic, traits>;
+
+// Floating-point element types the compute ops accept: fp32 and the
+// mixed-precision types, plus f64 for gradient checks.
+def Train_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+def Train_Tensor : RankedTensorOf<[F16, BF16, F32, F64, I1, I32, I64]>;
+
+// A pure op whose result types come from its shape function.
+class Train_ComputeOp<string mnemonic, list<Trait> traits = []>
+    : Train_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])>;
+
+// An elementwise op with one float operand and a result of the same type.
+class Train_UnaryOp<string mnemonic, list<Trait> traits = []>
+    : Train_Op<mnemonic, !listconcat(traits,
+          [Pure, Elementwise, SameOperandsAndResultType])> {
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+// An elementwise op with numpy broadcasting of two operands of one element
+// type.
+class Train_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : Train_ComputeOp<mnemonic, traits> {
+  let arguments = (ins Train_FloatTensor:$lhs, Train_FloatTensor:$rhs);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters, constants and import scaffolding
+//===----------------------------------------------------------------------===//
+
+def Train_ParamOp : Train_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a module-level parameter or piece of training state";
+  let description = [{
+    Declares a named tensor that lives across training steps: a trainable
+    weight, a frozen one, or BatchNorm running statistics. The symbol name is
+    the ONNX initializer name, kept so that the trainer can export trained
+    values under the names the model came with. `initial_value` holds the
+    value the model was exported with.
+
+    ```mlir
+    train.param trainable @"fc.weight" : tensor<10x64xf32> = dense<0.0> : tensor<10x64xf32>
+    train.param running_var @"bn.running_var" : tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       Train_ParamKindAttr:$kind,
+                       TypeAttrOf<Train_Tensor>:$type,
+                       OptionalAttr<ElementsAttr>:$initial_value);
+  let assemblyFormat = [{
+    $kind $sym_name `:` $type (`=` $initial_value^)? attr-dict
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_ReadParamOp : Train_Op<"read_param", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead]>]> {
+  let summary = "reads the current value of a parameter";
+  let description = [{
+    ```mlir
+    %w = train.read_param @"fc.weight" : tensor<10x64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
+def Train_ConstantOp : Train_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "a constant tensor";
+  let description = [{
+    ```mlir
+    %shape = train.constant dense<[64, -1]> : tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$value attr-dict";
+  let hasFolder = 1;
+}
+
+def Train_ONNXNodeOp : Train_Op<"onnx_node"> {
+  let summary = "an imported ONNX node awaiting legalisation";
+  let description = [{
+    The first import stage turns each ONNX node into one `train.onnx_node`,
+    keeping the op type, the node name and the ONNX attributes verbatim;
+    `traincc-legalize-onnx` then replaces it by Train ops. Result types are
+    those of ONNX shape inference (dynamic where it could not tell). Missing
+    optional inputs are values of `train.onnx_none`.
+
+    ```mlir
+    %y = train.onnx_node "Relu"(%x) {node_name = "relu1", onnx_attrs = {}}
+        : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$op_type, StrAttr:$node_name,
+                       DefaultValuedAttr<DictionaryAttr, "{}">:$onnx_attrs,
+                       Variadic<AnyType>:$inputs);
+  let results = (outs Variadic<AnyType>:$outputs);
+  let assemblyFormat = [{
+    $op_type `(` $inputs `)` attr-dict `:` functional-type($inputs, results)
+  }];
+}
+
+def Train_ONNXNoneOp : Train_Op<"onnx_none", [Pure]> {
+  let summary = "stands for an omitted optional ONNX input";
+  let description = [{
+    ```mlir
+    %none = train.onnx_none
+    ```
+  }];
+  let results = (outs NoneType:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, normalisation and dense layers
+//===----------------------------------------------------------------------===//
+
+def Train_ConvOp : Train_ComputeOp<"conv"> {
+  let summary = "N-d grouped convolution (cross-correlation)";
+  let description = [{
+    ONNX Conv on an NC[D]HW input and an M x C/groups x k... weight, with an
+    optional bias of size M. `pads` holds the begin pads of every spatial axis
+    followed by the end pads.
+
+    ```mlir
+    %y = train.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1]
+        dilations [1, 1] groups 1
+        : (tensor<8x3x32x32xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>)
+        -> tensor<8x16x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, Train_FloatTensor:$weight,
+                       Optional<Train_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, I64Attr:$groups);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `strides` $strides `pads` $pads
+    `dilations` $dilations `groups` $groups attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def Train_BatchNormOp : Train_ComputeOp<"batch_norm"> {
+  let summary = "trainable batch normalisation over the channel axis";
+  let description = [{
+    Normalises an NC... input per channel. The forward graph does not fix the
+    mode: training-step construction makes batch statistics and running-stat
+    updates explicit, evaluation reads the running statistics. `momentum` uses
+    PyTorch's convention (weight of the new statistic, 0.1 by default); ONNX's
+    attribute is one minus it.
+
+    ```mlir
+    %y = train.batch_norm %x, %gamma, %beta, %mean, %var epsilon 1.0e-05
+        momentum 1.0e-01 : (tensor<8x16x4x4xf32>, tensor<16xf32>,
+        tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, Train_FloatTensor:$scale,
+                       Train_FloatTensor:$bias, Train_FloatTensor:$running_mean,
+                       Train_FloatTensor:$running_var, F32Attr:$epsilon,
+                       F32Attr:$momentum);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `,` $running_mean `,` $running_var
+    `epsilon` $epsilon `momentum` $momentum attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def Train_GemmOp : Train_ComputeOp<"gemm"> {
+  let summary = "alpha * op(A) * op(B) + beta * C on matrices";
+  let description = [{
+    ONNX Gemm: `op(X)` is X or its transpose; C is broadcast to the result.
+
+    ```mlir
+    %y = train.gemm %x, %w, %b {trans_b = true}
+        : (tensor<8x64xf32>, tensor<10x64xf32>, tensor<10xf32>) -> tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$a, Train_FloatTensor:$b,
+                       Optional<Train_FloatTensor>:$c,
+                       DefaultValuedAttr<BoolAttr, "false">:$trans_a,
+                       DefaultValuedAttr<BoolAttr, "false">:$trans_b,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$alpha,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$beta);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Train_MatMulOp : Train_ComputeOp<"matmul"> {
+  let summary = "numpy matmul with batch broadcasting";
+  let description = [{
+    ```mlir
+    %y = train.matmul %a, %b : (tensor<2x8x16xf32>, tensor<16x4xf32>) -> tensor<2x8x4xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$lhs, Train_FloatTensor:$rhs);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+def Train_AddOp : Train_BinaryOp<"add", [Commutative]> {
+  let summary = "elementwise addition with broadcasting";
+  let description = [{
+    ```mlir
+    %z = train.add %x, %b : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Train_SubOp : Train_BinaryOp<"sub"> {
+  let summary = "elementwise subtraction with broadcasting";
+  let description = [{
+    ```mlir
+    %z = train.sub %x, %y : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+    ```
+  }];
+}
+
+def Train_MulOp : Train_BinaryOp<"mul", [Commutative]> {
+  let summary = "elementwise multiplication with broadcasting";
+  let description = [{
+    ```mlir
+    %z = train.mul %x, %s : (tensor<8x16xf32>, tensor<1xf32>) -> tensor<8x16xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Train_DivOp : Train_BinaryOp<"div"> {
+  let summary = "elementwise division with broadcasting";
+  let description = [{
+    ```mlir
+    %z = train.div %x, %s : (tensor<8x16xf32>, tensor<1xf32>) -> tensor<8x16xf32>
+    ```
+  }];
+}
+
+def Train_ReluOp : Train_UnaryOp<"relu"> {
+  let summary = "max(x, 0)";
+  let description = "```mlir\n%y = train.relu %x : tensor<8x16xf32>\n```";
+  let arguments = (ins Train_FloatTensor:$input);
+}
+
+def Train_LeakyReluOp : Train_UnaryOp<"leaky_relu"> {
+  let summary = "x if x >= 0, else alpha * x";
+  let description =
+      "```mlir\n%y = train.leaky_relu %x alpha 1.0e-02 : tensor<8x16xf32>\n```";
+  let arguments = (ins Train_FloatTensor:$input, F32Attr:$alpha);
+  let assemblyFormat = "$input `alpha` $alpha attr-dict `:` type($result)";
+}
+
+def Train_ClipOp : Train_UnaryOp<"clip"> {
+  let summary = "clamps to [min, max]; ReLU6 is clip 0..6";
+  let description = [{
+    A missing bound does not clamp.
+
+    ```mlir
+    %y = train.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, OptionalAttr<F32Attr>:$min,
+                       OptionalAttr<F32Attr>:$max);
+  let hasVerifier = 1;
+}
+
+def Train_SigmoidOp : Train_UnaryOp<"sigmoid"> {
+  let summary = "1 / (1 + exp(-x))";
+  let description = "```mlir\n%y = train.sigmoid %x : tensor<8x16xf32>\n```";
+  let arguments = (ins Train_FloatTensor:$input);
+}
+
+def Train_TanhOp : Train_UnaryOp<"tanh"> {
+  let summary = "hyperbolic tangent";
+  let description = "```mlir\n%y = train.tanh %x : tensor<8x16xf32>\n```";
+  let arguments = (ins Train_FloatTensor:$input);
+}
+
+def Train_DropoutOp : Train_UnaryOp<"dropout"> {
+  let summary = "inverted dropout in training, identity in evaluation";
+  let description = [{
+    Zeroes each element with probability `ratio` and scales the rest by
+    1 / (1 - ratio) during training.
+
+    ```mlir
+    %y = train.dropout %x ratio 5.0e-01 : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input, F32Attr:$ratio);
+  let assemblyFormat = "$input `ratio` $ratio attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Train_SoftmaxOp : Train_UnaryOp<"softmax"> {
+  let summary = "softmax along one axis";
+  let description = "```mlir\n%y = train.softmax %x axis 1 : tensor<8x10xf32>\n```";
+  let arguments = (ins Train_FloatTensor:$input, I64Attr:$axis);
+  let assemblyFormat = "$input `axis` $axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_LogSoftmaxOp : Train_UnaryOp<"log_softmax"> {
+  let summary = "log of softmax along one axis";
+  let description =
+      "```mlir\n%y = train.log_softmax %x axis 1 : tensor<8x10xf32>\n```";
+  let arguments = (ins Train_FloatTensor:$input, I64Attr:$axis);
+  let assemblyFormat = "$input `axis` $axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+def Train_MaxPoolOp : Train_ComputeOp<"max_pool"> {
+  let summary = "N-d max pooling";
+  let description = [{
+    Padded positions never win. With `ceil_mode` the last window may start
+    inside the input and run past it.
+
+    ```mlir
+    %y = train.max_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0]
+        dilations [1, 1] : (tensor<8x16x28x28xf32>) -> tensor<8x16x14x14xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `kernel` $kernel_shape `strides` $strides `pads` $pads
+    `dilations` $dilations attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Train_AvgPoolOp : Train_ComputeOp<"avg_pool"> {
+  let summary = "N-d average pooling";
+  let description = [{
+    With `count_include_pad` the divisor is the window size clipped to the
+    padded input; without it, the number of real input elements in the window.
+
+    ```mlir
+    %y = train.avg_pool %x kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1]
+        {count_include_pad = true}
+        : (tensor<8x16x8x8xf32>) -> tensor<8x16x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                       DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `kernel` $kernel_shape `strides` $strides `pads` $pads attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def Train_GlobalAvgPoolOp : Train_ComputeOp<"global_avg_pool"> {
+  let summary = "mean over all spatial axes, kept as size-1 axes";
+  let description = [{
+    ```mlir
+    %y = train.global_avg_pool %x : (tensor<8x64x7x7xf32>) -> tensor<8x64x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Train_ReshapeOp : Train_Op<"reshape", [Pure]> {
+  let summary = "reinterprets the elements under a new static shape";
+  let description = [{
+    ```mlir
+    %y = train.reshape %x : tensor<8x16x2x2xf32> -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Train_FlattenOp : Train_ComputeOp<"flatten"> {
+  let summary = "collapses axes [0, axis) and [axis, rank) into a matrix";
+  let description = [{
+    ```mlir
+    %y = train.flatten %x axis 1 : (tensor<8x16x2x2xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input, I64Attr:$axis);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat =
+      "$input `axis` $axis attr-dict `:` functional-type(operands, results)";
+  let hasCanonicalizer = 1;
+}
+
+def Train_TransposeOp : Train_ComputeOp<"transpose"> {
+  let summary = "permutes axes: result axis i is input axis perm[i]";
+  let description = [{
+    ```mlir
+    %y = train.transpose %x perm [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat =
+      "$input `perm` $perm attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Train_ConcatOp : Train_ComputeOp<"concat"> {
+  let summary = "joins tensors along one axis";
+  let description = [{
+    ```mlir
+    %y = train.concat %a, %b axis 1
+        : (tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<8x20xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Train_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat =
+      "$inputs `axis` $axis attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def Train_SliceOp : Train_ComputeOp<"slice"> {
+  let summary = "strided slice with one start, end and step per axis";
+  let description = [{
+    Axis i takes indices start, start + step, ... while they stay before `end`
+    (after it, for a negative step). Starts are in [0, dim), ends in
+    [-1, dim]; an empty slice is allowed.
+
+    ```mlir
+    %y = train.slice %x starts [0, 2] ends [8, 10] steps [1, 2]
+        : (tensor<8x16xf32>) -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = [{
+    $input `starts` $starts `ends` $ends `steps` $steps attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+def Train_IdentityOp : Train_Op<"identity", [Pure, SameOperandsAndResultType]> {
+  let summary = "returns its operand";
+  let description = "```mlir\n%y = train.identity %x : tensor<8x16xf32>\n```";
+  let arguments = (ins Train_Tensor:$input);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+#endif // TRAINCC_DIALECT_TRAIN_IR_TRAINOPS_TD

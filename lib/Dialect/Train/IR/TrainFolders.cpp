@@ -1,0 +1,148 @@
+//===- TrainFolders.cpp - folders and canonicalisation patterns -----------===//
+//
+// Folds that remove no-op data movement and neutral arithmetic, so that the
+// graphs PyTorch exports (identity chains, view-of-view, dropout at 0) reach
+// training-step construction without ops that would need gradient rules for
+// nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "traincc/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace traincc::train;
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+OpFoldResult IdentityOp::fold(FoldAdaptor) { return getInput(); }
+
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  if (getRatio().isZero())
+    return getInput();
+  return {};
+}
+
+/// True when `value` is a splat constant equal to `neutral`.
+static bool isSplatOf(Attribute value, double neutral) {
+  auto splat = dyn_cast_if_present<SplatElementsAttr>(value);
+  if (!splat || !isa<FloatType>(splat.getElementType()))
+    return false;
+  return splat.getSplatValue<APFloat>().convertToDouble() == neutral;
+}
+
+/// x op c -> x when c is the neutral element and does not widen x's shape.
+static OpFoldResult foldNeutralRhs(Value lhs, Value rhs, Attribute rhsValue,
+                                   Type resultType, double neutral) {
+  if (lhs.getType() == resultType && isSplatOf(rhsValue, neutral))
+    return lhs;
+  (void)rhs;
+  return {};
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  if (OpFoldResult folded = foldNeutralRhs(getLhs(), getRhs(),
+                                           adaptor.getRhs(), getType(), 0.0))
+    return folded;
+  return foldNeutralRhs(getRhs(), getLhs(), adaptor.getLhs(), getType(), 0.0);
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (OpFoldResult folded = foldNeutralRhs(getLhs(), getRhs(),
+                                           adaptor.getRhs(), getType(), 1.0))
+    return folded;
+  return foldNeutralRhs(getRhs(), getLhs(), adaptor.getLhs(), getType(), 1.0);
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // Reshaping a constant only relabels its elements.
+  if (auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
+    return dense.reshape(getType());
+  return {};
+}
+
+namespace {
+
+/// reshape(reshape(x)) -> reshape(x): only the final shape matters.
+struct ComposeReshapes : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto producer = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!producer)
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(),
+                                           producer.getInput());
+    return success();
+  }
+};
+
+/// flatten is a reshape whose shape was computed from its axis.
+struct FlattenToReshape : OpRewritePattern<FlattenOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FlattenOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), op.getInput());
+    return success();
+  }
+};
+
+/// transpose(transpose(x, p), q) -> transpose(x, p o q).
+struct ComposeTransposes : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto producer = op.getInput().getDefiningOp<TransposeOp>();
+    if (!producer)
+      return failure();
+    SmallVector<int64_t> perm;
+    for (int64_t axis : op.getPerm())
+      perm.push_back(producer.getPerm()[axis]);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, producer.getInput(), perm);
+    return success();
+  }
+};
+
+} // namespace
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add<ComposeReshapes>(context);
+}
+
+void FlattenOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add<FlattenToReshape>(context);
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [index, axis] : llvm::enumerate(getPerm()))
+    if (static_cast<int64_t>(index) != axis)
+      return {};
+  return getInput();
+}
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<ComposeTransposes>(context);
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  return {};
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  RankedTensorType input = getInput().getType();
+  for (int64_t i = 0; i < input.getRank(); ++i)
+    if (getStarts()[i] != 0 || getSteps()[i] != 1 ||
+        getEnds()[i] != input.getDimSize(i))
+      return {};
+  return getInput();
+}

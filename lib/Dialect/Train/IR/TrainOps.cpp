@@ -1,0 +1,579 @@
+//===- TrainOps.cpp - shape functions and verifiers -----------------------===//
+//
+// Each compute op's shape function both infers its result type (so builders
+// need no result type) and reports what is wrong with its operands and
+// attributes (the InferTypeOpInterface verifier calls it with a location).
+//
+//===----------------------------------------------------------------------===//
+
+#include "traincc/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace traincc::train;
+
+namespace traincc::train {
+
+FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
+                                                ArrayRef<int64_t> rhs) {
+  size_t rank = std::max(lhs.size(), rhs.size());
+  SmallVector<int64_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t l = i < rank - lhs.size() ? 1 : lhs[i - (rank - lhs.size())];
+    int64_t r = i < rank - rhs.size() ? 1 : rhs[i - (rank - rhs.size())];
+    if (l != r && l != 1 && r != 1)
+      return failure();
+    result[i] = l == 1 ? r : l;
+  }
+  return result;
+}
+
+int64_t windowOutputSize(int64_t inputSize, int64_t kernel, int64_t stride,
+                         int64_t padBegin, int64_t padEnd, int64_t dilation,
+                         bool ceilMode) {
+  int64_t span = inputSize + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  if (span < 0)
+    return 0;
+  int64_t count = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // PyTorch (and ONNX since opset 19) drop a last window that would start in
+  // the end padding.
+  if (ceilMode && (count - 1) * stride >= inputSize + padBegin)
+    --count;
+  return count;
+}
+
+} // namespace traincc::train
+
+namespace {
+
+RankedTensorType rankedType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+RankedTensorType rankedType(Type type) { return cast<RankedTensorType>(type); }
+
+std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return text;
+}
+
+/// Checks the window attributes shared by convolution and pooling: one stride
+/// and dilation per spatial axis, a begin and end pad per spatial axis.
+LogicalResult verifyWindowAttrs(std::optional<Location> loc, int64_t spatial,
+                                ArrayRef<int64_t> kernel,
+                                ArrayRef<int64_t> strides,
+                                ArrayRef<int64_t> pads,
+                                ArrayRef<int64_t> dilations) {
+  if (static_cast<int64_t>(kernel.size()) != spatial)
+    return emitOptionalError(loc, "expected ", spatial,
+                             " kernel sizes, got ", kernel.size());
+  if (static_cast<int64_t>(strides.size()) != spatial)
+    return emitOptionalError(loc, "expected ", spatial, " strides, got ",
+                             strides.size());
+  if (static_cast<int64_t>(dilations.size()) != spatial)
+    return emitOptionalError(loc, "expected ", spatial, " dilations, got ",
+                             dilations.size());
+  if (static_cast<int64_t>(pads.size()) != 2 * spatial)
+    return emitOptionalError(loc, "expected ", 2 * spatial,
+                             " pads (begin and end per spatial axis), got ",
+                             pads.size());
+  if (llvm::any_of(kernel, [](int64_t k) { return k < 1; }))
+    return emitOptionalError(loc, "kernel sizes must be positive");
+  if (llvm::any_of(strides, [](int64_t s) { return s < 1; }))
+    return emitOptionalError(loc, "strides must be positive");
+  if (llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
+    return emitOptionalError(loc, "dilations must be positive");
+  if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+    return emitOptionalError(loc, "pads must be non-negative");
+  return success();
+}
+
+/// Shape of a windowed op's result: batch and channel axes, then one window
+/// count per spatial axis.
+FailureOr<SmallVector<int64_t>>
+windowedShape(std::optional<Location> loc, RankedTensorType input,
+              int64_t channels, ArrayRef<int64_t> kernel,
+              ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+              ArrayRef<int64_t> dilations, bool ceilMode) {
+  int64_t spatial = input.getRank() - 2;
+  SmallVector<int64_t> shape = {input.getDimSize(0), channels};
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t size = windowOutputSize(input.getDimSize(i + 2), kernel[i],
+                                    strides[i], pads[i], pads[i + spatial],
+                                    dilations[i], ceilMode);
+    if (size < 1) {
+      (void)emitOptionalError(loc, "window of ", kernel[i], " (dilation ",
+                              dilations[i], ") does not fit spatial axis ", i,
+                              " of size ", input.getDimSize(i + 2),
+                              " with its padding");
+      return failure();
+    }
+    shape.push_back(size);
+  }
+  return shape;
+}
+
+LogicalResult requireSameElementType(std::optional<Location> loc,
+                                     ArrayRef<Type> types) {
+  Type element = getElementTypeOrSelf(types.front());
+  for (Type type : types.drop_front())
+    if (getElementTypeOrSelf(type) != element)
+      return emitOptionalError(loc, "operands must share one element type, got ",
+                               element, " and ", getElementTypeOrSelf(type));
+  return success();
+}
+
+LogicalResult requireChannelVector(std::optional<Location> loc, Value value,
+                                   StringRef name, int64_t channels) {
+  RankedTensorType type = rankedType(value);
+  if (type.getRank() != 1 || type.getDimSize(0) != channels)
+    return emitOptionalError(loc, name, " must be a vector of ", channels,
+                             " elements, got ", type);
+  return success();
+}
+
+LogicalResult requireAxis(Operation *op, int64_t axis, int64_t rank) {
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError("axis ") << axis << " is out of range for rank "
+                                    << rank;
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Parameters and constants
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() {
+  if (std::optional<ElementsAttr> init = getInitialValue())
+    if (init->getType() != getType())
+      return emitOpError("initial value of type ")
+             << init->getType() << " does not match declared type "
+             << getType();
+  if ((getKind() == ParamKind::RunningMean ||
+       getKind() == ParamKind::RunningVar) &&
+      getTensorType().getRank() != 1)
+    return emitOpError("running statistics must be a vector, got ")
+           << getType();
+  return success();
+}
+
+LogicalResult
+ReadParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this,
+                                                            getParamAttr());
+  if (!param)
+    return emitOpError("'") << getParam() << "' does not name a train.param";
+  if (param.getType() != getType())
+    return emitOpError("result type ")
+           << getType() << " does not match parameter type "
+           << param.getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, normalisation and dense layers
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  RankedTensorType weight = rankedType(adaptor.getWeight());
+  if (input.getRank() < 3)
+    return emitOptionalError(loc, "input must have rank 3 or more (N, C, "
+                                  "spatial...), got ",
+                             input);
+  if (weight.getRank() != input.getRank())
+    return emitOptionalError(loc, "weight rank ", weight.getRank(),
+                             " differs from input rank ", input.getRank());
+  SmallVector<Type> operandTypes = {input, weight};
+  if (adaptor.getBias())
+    operandTypes.push_back(adaptor.getBias().getType());
+  if (failed(requireSameElementType(loc, operandTypes)))
+    return failure();
+  int64_t spatial = input.getRank() - 2;
+  if (failed(verifyWindowAttrs(loc, spatial, weight.getShape().drop_front(2),
+                               adaptor.getStrides(), adaptor.getPads(),
+                               adaptor.getDilations())))
+    return failure();
+  int64_t groups = adaptor.getGroups();
+  int64_t channels = input.getDimSize(1);
+  int64_t filters = weight.getDimSize(0);
+  if (groups < 1 || channels % groups != 0 || filters % groups != 0)
+    return emitOptionalError(loc, "groups = ", groups,
+                             " must divide the input channels (", channels,
+                             ") and the filters (", filters, ")");
+  if (weight.getDimSize(1) * groups != channels)
+    return emitOptionalError(loc, "weight has ", weight.getDimSize(1),
+                             " channels per group but the input has ",
+                             channels, " channels in ", groups, " groups");
+  if (adaptor.getBias() &&
+      failed(requireChannelVector(loc, adaptor.getBias(), "bias", filters)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = windowedShape(
+      loc, input, filters, weight.getShape().drop_front(2),
+      adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),
+      /*ceilMode=*/false);
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  if (input.getRank() < 2)
+    return emitOptionalError(loc, "input must have rank 2 or more (N, C, ...), "
+                                  "got ",
+                             input);
+  int64_t channels = input.getDimSize(1);
+  if (failed(requireSameElementType(
+          loc, {input, adaptor.getScale().getType(),
+                adaptor.getBias().getType(),
+                adaptor.getRunningMean().getType(),
+                adaptor.getRunningVar().getType()})) ||
+      failed(requireChannelVector(loc, adaptor.getScale(), "scale",
+                                  channels)) ||
+      failed(requireChannelVector(loc, adaptor.getBias(), "bias", channels)) ||
+      failed(requireChannelVector(loc, adaptor.getRunningMean(),
+                                  "running mean", channels)) ||
+      failed(requireChannelVector(loc, adaptor.getRunningVar(),
+                                  "running variance", channels)))
+    return failure();
+  float epsilon = adaptor.getEpsilon().convertToFloat();
+  float momentum = adaptor.getMomentum().convertToFloat();
+  if (!(epsilon >= 0.0f))
+    return emitOptionalError(loc, "epsilon must be non-negative, got ",
+                             epsilon);
+  if (!(momentum >= 0.0f && momentum <= 1.0f))
+    return emitOptionalError(loc, "momentum must be in [0, 1], got ",
+                             momentum);
+  types.push_back(input);
+  return success();
+}
+
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  RankedTensorType a = rankedType(adaptor.getA());
+  RankedTensorType b = rankedType(adaptor.getB());
+  if (a.getRank() != 2 || b.getRank() != 2)
+    return emitOptionalError(loc, "operands A and B must be matrices, got ", a,
+                             " and ", b);
+  SmallVector<Type> operandTypes = {a, b};
+  if (adaptor.getC())
+    operandTypes.push_back(adaptor.getC().getType());
+  if (failed(requireSameElementType(loc, operandTypes)))
+    return failure();
+  int64_t m = a.getDimSize(adaptor.getTransA() ? 1 : 0);
+  int64_t k = a.getDimSize(adaptor.getTransA() ? 0 : 1);
+  int64_t kb = b.getDimSize(adaptor.getTransB() ? 1 : 0);
+  int64_t n = b.getDimSize(adaptor.getTransB() ? 0 : 1);
+  if (k != kb)
+    return emitOptionalError(loc, "inner dimensions differ: ", k, " and ", kb);
+  SmallVector<int64_t> shape = {m, n};
+  if (adaptor.getC()) {
+    RankedTensorType c = rankedType(adaptor.getC());
+    FailureOr<SmallVector<int64_t>> joined =
+        broadcastShapes(shape, c.getShape());
+    if (failed(joined) || ArrayRef<int64_t>(*joined) != ArrayRef(shape))
+      return emitOptionalError(loc, "C of shape ", shapeString(c.getShape()),
+                               " does not broadcast to ", shapeString(shape));
+  }
+  types.push_back(RankedTensorType::get(shape, a.getElementType()));
+  return success();
+}
+
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  RankedTensorType lhs = rankedType(adaptor.getLhs());
+  RankedTensorType rhs = rankedType(adaptor.getRhs());
+  if (lhs.getRank() < 1 || rhs.getRank() < 1)
+    return emitOptionalError(loc, "operands must have rank 1 or more");
+  if (failed(requireSameElementType(loc, {lhs, rhs})))
+    return failure();
+  // Numpy: a vector operand is promoted to a matrix and the promoted axis is
+  // dropped from the result.
+  SmallVector<int64_t> l(lhs.getShape()), r(rhs.getShape());
+  bool lhsVector = l.size() == 1, rhsVector = r.size() == 1;
+  if (lhsVector)
+    l.insert(l.begin(), 1);
+  if (rhsVector)
+    r.push_back(1);
+  if (l.back() != r[r.size() - 2])
+    return emitOptionalError(loc, "inner dimensions differ: ", l.back(),
+                             " and ", r[r.size() - 2]);
+  FailureOr<SmallVector<int64_t>> batch = broadcastShapes(
+      ArrayRef(l).drop_back(2), ArrayRef(r).drop_back(2));
+  if (failed(batch))
+    return emitOptionalError(loc, "batch dimensions do not broadcast");
+  SmallVector<int64_t> shape = *batch;
+  if (!lhsVector)
+    shape.push_back(l[l.size() - 2]);
+  if (!rhsVector)
+    shape.push_back(r.back());
+  types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferBroadcast(std::optional<Location> loc, Value lhsValue,
+                                    Value rhsValue,
+                                    SmallVectorImpl<Type> &types) {
+  RankedTensorType lhs = rankedType(lhsValue);
+  RankedTensorType rhs = rankedType(rhsValue);
+  if (failed(requireSameElementType(loc, {lhs, rhs})))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape))
+    return emitOptionalError(loc, "shapes ", shapeString(lhs.getShape()),
+                             " and ", shapeString(rhs.getShape()),
+                             " do not broadcast");
+  types.push_back(RankedTensorType::get(*shape, lhs.getElementType()));
+  return success();
+}
+
+#define TRAIN_BROADCAST_SHAPE_FUNCTION(OP)                                     \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types);     \
+  }
+TRAIN_BROADCAST_SHAPE_FUNCTION(AddOp)
+TRAIN_BROADCAST_SHAPE_FUNCTION(SubOp)
+TRAIN_BROADCAST_SHAPE_FUNCTION(MulOp)
+TRAIN_BROADCAST_SHAPE_FUNCTION(DivOp)
+#undef TRAIN_BROADCAST_SHAPE_FUNCTION
+
+LogicalResult ClipOp::verify() {
+  if (getMin() && getMax() &&
+      getMin()->convertToFloat() > getMax()->convertToFloat())
+    return emitOpError("min ") << getMin()->convertToFloat()
+                               << " exceeds max "
+                               << getMax()->convertToFloat();
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  float ratio = getRatio().convertToFloat();
+  if (!(ratio >= 0.0f && ratio < 1.0f))
+    return emitOpError("ratio must be in [0, 1), got ") << ratio;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return requireAxis(*this, getAxis(), getType().getRank());
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  return requireAxis(*this, getAxis(), getType().getRank());
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  if (input.getRank() < 3)
+    return emitOptionalError(loc, "input must have rank 3 or more, got ",
+                             input);
+  if (failed(verifyWindowAttrs(loc, input.getRank() - 2,
+                               adaptor.getKernelShape(), adaptor.getStrides(),
+                               adaptor.getPads(), adaptor.getDilations())))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = windowedShape(
+      loc, input, input.getDimSize(1), adaptor.getKernelShape(),
+      adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),
+      adaptor.getCeilMode());
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  if (input.getRank() < 3)
+    return emitOptionalError(loc, "input must have rank 3 or more, got ",
+                             input);
+  SmallVector<int64_t> dilations(input.getRank() - 2, 1);
+  if (failed(verifyWindowAttrs(loc, input.getRank() - 2,
+                               adaptor.getKernelShape(), adaptor.getStrides(),
+                               adaptor.getPads(), dilations)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape =
+      windowedShape(loc, input, input.getDimSize(1), adaptor.getKernelShape(),
+                    adaptor.getStrides(), adaptor.getPads(), dilations,
+                    adaptor.getCeilMode());
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  if (input.getRank() < 3)
+    return emitOptionalError(loc, "input must have rank 3 or more, got ",
+                             input);
+  SmallVector<int64_t> shape(input.getShape());
+  std::fill(shape.begin() + 2, shape.end(), 1);
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType input = getInput().getType();
+  RankedTensorType result = getType();
+  if (input.getElementType() != result.getElementType())
+    return emitOpError("element type changes from ")
+           << input.getElementType() << " to " << result.getElementType();
+  if (!input.hasStaticShape() || !result.hasStaticShape())
+    return emitOpError("needs static shapes");
+  if (input.getNumElements() != result.getNumElements())
+    return emitOpError("cannot reshape ")
+           << input.getNumElements() << " elements into "
+           << shapeString(result.getShape()) << " ("
+           << result.getNumElements() << " elements)";
+  return success();
+}
+
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis > input.getRank())
+    return emitOptionalError(loc, "axis ", axis, " is out of range [0, ",
+                             input.getRank(), "]");
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < input.getRank(); ++i)
+    (i < axis ? outer : inner) *= input.getDimSize(i);
+  types.push_back(
+      RankedTensorType::get({outer, inner}, input.getElementType()));
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  ArrayRef<int64_t> perm = adaptor.getPerm();
+  SmallVector<bool> seen(input.getRank(), false);
+  if (static_cast<int64_t>(perm.size()) != input.getRank())
+    return emitOptionalError(loc, "perm has ", perm.size(),
+                             " entries for rank ", input.getRank());
+  SmallVector<int64_t> shape;
+  for (int64_t axis : perm) {
+    if (axis < 0 || axis >= input.getRank() || seen[axis])
+      return emitOptionalError(loc, "perm ", shapeString(perm),
+                               " is not a permutation of the axes");
+    seen[axis] = true;
+    shape.push_back(input.getDimSize(axis));
+  }
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  if (adaptor.getInputs().empty())
+    return emitOptionalError(loc, "needs at least one input");
+  RankedTensorType first = rankedType(adaptor.getInputs().front());
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= first.getRank())
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             first.getRank());
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  for (Value input : adaptor.getInputs()) {
+    RankedTensorType type = rankedType(input);
+    if (type.getElementType() != first.getElementType() ||
+        type.getRank() != first.getRank())
+      return emitOptionalError(loc, "inputs ", first, " and ", type,
+                               " differ in rank or element type");
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (i != axis && type.getDimSize(i) != first.getDimSize(i))
+        return emitOptionalError(loc, "inputs ", first, " and ", type,
+                                 " differ off the concatenation axis");
+    shape[axis] += type.getDimSize(axis);
+  }
+  types.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  RankedTensorType input = rankedType(adaptor.getInput());
+  ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds(),
+                    steps = adaptor.getSteps();
+  int64_t rank = input.getRank();
+  if (static_cast<int64_t>(starts.size()) != rank ||
+      static_cast<int64_t>(ends.size()) != rank ||
+      static_cast<int64_t>(steps.size()) != rank)
+    return emitOptionalError(loc, "starts, ends and steps need ", rank,
+                             " entries each");
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t dim = input.getDimSize(i);
+    if (steps[i] == 0)
+      return emitOptionalError(loc, "step of axis ", i, " is zero");
+    if (starts[i] < 0 || (starts[i] >= dim && dim > 0))
+      return emitOptionalError(loc, "start ", starts[i], " of axis ", i,
+                               " is outside [0, ", dim, ")");
+    if (ends[i] < -1 || ends[i] > dim)
+      return emitOptionalError(loc, "end ", ends[i], " of axis ", i,
+                               " is outside [-1, ", dim, "]");
+    int64_t distance = steps[i] > 0 ? ends[i] - starts[i] : starts[i] - ends[i];
+    int64_t step = std::abs(steps[i]);
+    shape.push_back(std::max<int64_t>(0, (distance + step - 1) / step));
+  }
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "traincc/Dialect/Train/IR/TrainOps.cpp.inc"

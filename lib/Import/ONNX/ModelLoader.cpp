@@ -1,0 +1,1 @@
+// First import stage: reading and validating the ModelProto (in progress).

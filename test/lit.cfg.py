@@ -1,0 +1,32 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "traincc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".textproto", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.traincc_obj_root, "test")
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+llvm_config.with_system_environment(["HOME", "TMPDIR", "PATH"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# Debian's Python packages (torch, onnx, numpy) live under /usr/bin/python3,
+# not the interpreter that may be first on PATH.
+config.substitutions.append(("%python", "/usr/bin/python3"))
+config.substitutions.append(("%onnx_proto_dir", config.onnx_proto_dir))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+# Encodes an ONNX model written as protobuf text.
+config.substitutions.append(
+    ("%encode_onnx",
+     "protoc --encode=onnx.ModelProto -I%s %s/onnx/onnx.proto"
+     % (os.path.dirname(config.onnx_proto_dir), os.path.dirname(config.onnx_proto_dir))))
+
+tool_dirs = [config.traincc_tools_dir, config.llvm_tools_dir]
+tools = ["traincc", "traincc-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
