@@ -1,9 +1,9 @@
 //===- TrainFolders.cpp - folders and canonicalisation patterns -----------===//
 //
 // Folds that remove no-op data movement and neutral arithmetic, so that the
-// graphs PyTorch exports (identity chains, view-of-view, dropout at 0) reach
-// training-step construction without ops that would need gradient rules for
-// nothing.
+// graphs exporters produce (identity chains, view-of-view, dropout at 0,
+// transposes feeding Gemm) reach training-step construction without ops that
+// would need gradient rules for nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,27 +34,35 @@ static bool isSplatOf(Attribute value, double neutral) {
   return splat.getSplatValue<APFloat>().convertToDouble() == neutral;
 }
 
-/// x op c -> x when c is the neutral element and does not widen x's shape.
-static OpFoldResult foldNeutralRhs(Value lhs, Value rhs, Attribute rhsValue,
+/// x op c -> x when c is the neutral element and does not widen x's shape
+/// (a broadcast neutral constant still changes the result type).
+static OpFoldResult foldNeutralRhs(Value lhs, Attribute rhsValue,
                                    Type resultType, double neutral) {
   if (lhs.getType() == resultType && isSplatOf(rhsValue, neutral))
     return lhs;
-  (void)rhs;
   return {};
 }
 
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
-  if (OpFoldResult folded = foldNeutralRhs(getLhs(), getRhs(),
-                                           adaptor.getRhs(), getType(), 0.0))
+  if (OpFoldResult folded =
+          foldNeutralRhs(getLhs(), adaptor.getRhs(), getType(), 0.0))
     return folded;
-  return foldNeutralRhs(getRhs(), getLhs(), adaptor.getLhs(), getType(), 0.0);
+  return foldNeutralRhs(getRhs(), adaptor.getLhs(), getType(), 0.0);
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  return foldNeutralRhs(getLhs(), adaptor.getRhs(), getType(), 0.0);
 }
 
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
-  if (OpFoldResult folded = foldNeutralRhs(getLhs(), getRhs(),
-                                           adaptor.getRhs(), getType(), 1.0))
+  if (OpFoldResult folded =
+          foldNeutralRhs(getLhs(), adaptor.getRhs(), getType(), 1.0))
     return folded;
-  return foldNeutralRhs(getRhs(), getLhs(), adaptor.getLhs(), getType(), 1.0);
+  return foldNeutralRhs(getRhs(), adaptor.getLhs(), getType(), 1.0);
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  return foldNeutralRhs(getLhs(), adaptor.getRhs(), getType(), 1.0);
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
@@ -108,7 +116,43 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
   }
 };
 
+/// gemm(transpose(A), B) -> gemm(A, B) with trans_a flipped, and likewise
+/// for B: exporters (tf2onnx in particular) spell a transposed operand as a
+/// separate Transpose node.
+struct FoldTransposeIntoGemm : OpRewritePattern<GemmOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GemmOp op,
+                                PatternRewriter &rewriter) const override {
+    // The identity permutation may not have folded away yet.
+    auto swapsAxes = [](Value value) {
+      auto transpose = value.getDefiningOp<TransposeOp>();
+      return transpose && transpose.getPerm()[0] == 1 ? transpose
+                                                      : TransposeOp();
+    };
+    TransposeOp transposeA = swapsAxes(op.getA());
+    TransposeOp transposeB = swapsAxes(op.getB());
+    if (!transposeA && !transposeB)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      if (transposeA) {
+        op.getAMutable().assign(transposeA.getInput());
+        op.setTransA(!op.getTransA());
+      }
+      if (transposeB) {
+        op.getBMutable().assign(transposeB.getInput());
+        op.setTransB(!op.getTransB());
+      }
+    });
+    return success();
+  }
+};
+
 } // namespace
+
+void GemmOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                         MLIRContext *context) {
+  patterns.add<FoldTransposeIntoGemm>(context);
+}
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                             MLIRContext *context) {

@@ -13,6 +13,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace traincc::train;
@@ -36,10 +37,13 @@ FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
 int64_t windowOutputSize(int64_t inputSize, int64_t kernel, int64_t stride,
                          int64_t padBegin, int64_t padEnd, int64_t dilation,
                          bool ceilMode) {
+  // Floor division, as in PyTorch's pooling_output_shape: in ceil mode a span
+  // just short of one window (-stride < span < 0) still gives one window.
   int64_t span = inputSize + padBegin + padEnd - dilation * (kernel - 1) - 1;
-  if (span < 0)
+  int64_t count =
+      llvm::divideFloorSigned(span + (ceilMode ? stride - 1 : 0), stride) + 1;
+  if (count < 1)
     return 0;
-  int64_t count = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
   // PyTorch (and ONNX since opset 19) drop a last window that would start in
   // the end padding.
   if (ceilMode && (count - 1) * stride >= inputSize + padBegin)
@@ -54,8 +58,6 @@ namespace {
 RankedTensorType rankedType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
-
-RankedTensorType rankedType(Type type) { return cast<RankedTensorType>(type); }
 
 std::string shapeString(ArrayRef<int64_t> shape) {
   std::string text;
@@ -74,8 +76,8 @@ LogicalResult verifyWindowAttrs(std::optional<Location> loc, int64_t spatial,
                                 ArrayRef<int64_t> pads,
                                 ArrayRef<int64_t> dilations) {
   if (static_cast<int64_t>(kernel.size()) != spatial)
-    return emitOptionalError(loc, "expected ", spatial,
-                             " kernel sizes, got ", kernel.size());
+    return emitOptionalError(loc, "expected ", spatial, " kernel sizes, got ",
+                             kernel.size());
   if (static_cast<int64_t>(strides.size()) != spatial)
     return emitOptionalError(loc, "expected ", spatial, " strides, got ",
                              strides.size());
@@ -97,6 +99,24 @@ LogicalResult verifyWindowAttrs(std::optional<Location> loc, int64_t spatial,
   return success();
 }
 
+/// A pooling pad must be smaller than the dilated window, so that no window
+/// holds padding only (max of nothing, average over zero elements).
+LogicalResult verifyPoolPads(std::optional<Location> loc,
+                             ArrayRef<int64_t> kernel, ArrayRef<int64_t> pads,
+                             ArrayRef<int64_t> dilations) {
+  int64_t spatial = kernel.size();
+  for (int64_t i = 0; i < 2 * spatial; ++i) {
+    int64_t axis = i % spatial;
+    int64_t extent = dilations[axis] * (kernel[axis] - 1) + 1;
+    if (pads[i] >= extent)
+      return emitOptionalError(loc, i < spatial ? "begin" : "end", " pad ",
+                               pads[i], " of spatial axis ", axis,
+                               " is not smaller than the window (", extent,
+                               ")");
+  }
+  return success();
+}
+
 /// Shape of a windowed op's result: batch and channel axes, then one window
 /// count per spatial axis.
 FailureOr<SmallVector<int64_t>>
@@ -107,9 +127,9 @@ windowedShape(std::optional<Location> loc, RankedTensorType input,
   int64_t spatial = input.getRank() - 2;
   SmallVector<int64_t> shape = {input.getDimSize(0), channels};
   for (int64_t i = 0; i < spatial; ++i) {
-    int64_t size = windowOutputSize(input.getDimSize(i + 2), kernel[i],
-                                    strides[i], pads[i], pads[i + spatial],
-                                    dilations[i], ceilMode);
+    int64_t size =
+        windowOutputSize(input.getDimSize(i + 2), kernel[i], strides[i],
+                         pads[i], pads[i + spatial], dilations[i], ceilMode);
     if (size < 1) {
       (void)emitOptionalError(loc, "window of ", kernel[i], " (dilation ",
                               dilations[i], ") does not fit spatial axis ", i,
@@ -127,7 +147,8 @@ LogicalResult requireSameElementType(std::optional<Location> loc,
   Type element = getElementTypeOrSelf(types.front());
   for (Type type : types.drop_front())
     if (getElementTypeOrSelf(type) != element)
-      return emitOptionalError(loc, "operands must share one element type, got ",
+      return emitOptionalError(loc,
+                               "operands must share one element type, got ",
                                element, " and ", getElementTypeOrSelf(type));
   return success();
 }
@@ -143,8 +164,8 @@ LogicalResult requireChannelVector(std::optional<Location> loc, Value value,
 
 LogicalResult requireAxis(Operation *op, int64_t axis, int64_t rank) {
   if (axis < 0 || axis >= rank)
-    return op->emitOpError("axis ") << axis << " is out of range for rank "
-                                    << rank;
+    return op->emitOpError("axis ")
+           << axis << " is out of range for rank " << rank;
   return success();
 }
 
@@ -153,6 +174,49 @@ LogicalResult requireAxis(Operation *op, int64_t axis, int64_t rank) {
 //===----------------------------------------------------------------------===//
 // Parameters and constants
 //===----------------------------------------------------------------------===//
+
+static ParseResult parseParamKind(OpAsmParser &parser, ParamKindAttr &kind) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef word;
+  if (parser.parseKeyword(&word))
+    return failure();
+  std::optional<ParamKind> value = symbolizeParamKind(word);
+  if (!value)
+    return parser.emitError(loc, "expected trainable, frozen, running_mean or "
+                                 "running_var, got '")
+           << word << "'";
+  kind = ParamKindAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printParamKind(OpAsmPrinter &printer, ParamOp, ParamKindAttr kind) {
+  printer << stringifyParamKind(kind.getValue());
+}
+
+/// The initial value takes the declared type, so it is written without one:
+/// `= dense<0.0>`.
+static ParseResult parseParamInitialValue(OpAsmParser &parser, TypeAttr type,
+                                          ElementsAttr &value) {
+  if (failed(parser.parseOptionalEqual()))
+    return success();
+  SMLoc loc = parser.getCurrentLocation();
+  Attribute attr;
+  if (parser.parseAttribute(attr, type.getValue()))
+    return failure();
+  value = dyn_cast<ElementsAttr>(attr);
+  if (!value)
+    return parser.emitError(loc, "expected an elements attribute, got ")
+           << attr;
+  return success();
+}
+
+static void printParamInitialValue(OpAsmPrinter &printer, ParamOp, TypeAttr,
+                                   ElementsAttr value) {
+  if (!value)
+    return;
+  printer << " = ";
+  printer.printAttributeWithoutType(value);
+}
 
 LogicalResult ParamOp::verify() {
   if (std::optional<ElementsAttr> init = getInitialValue())
@@ -170,14 +234,13 @@ LogicalResult ParamOp::verify() {
 
 LogicalResult
 ReadParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this,
-                                                            getParamAttr());
+  auto param =
+      symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getParamAttr());
   if (!param)
     return emitOpError("'") << getParam() << "' does not name a train.param";
   if (param.getType() != getType())
     return emitOpError("result type ")
-           << getType() << " does not match parameter type "
-           << param.getType();
+           << getType() << " does not match parameter type " << param.getType();
   return success();
 }
 
@@ -192,8 +255,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   RankedTensorType input = rankedType(adaptor.getInput());
   RankedTensorType weight = rankedType(adaptor.getWeight());
   if (input.getRank() < 3)
-    return emitOptionalError(loc, "input must have rank 3 or more (N, C, "
-                                  "spatial...), got ",
+    return emitOptionalError(loc,
+                             "input must have rank 3 or more (N, C, "
+                             "spatial...), got ",
                              input);
   if (weight.getRank() != input.getRank())
     return emitOptionalError(loc, "weight rank ", weight.getRank(),
@@ -217,8 +281,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                              ") and the filters (", filters, ")");
   if (weight.getDimSize(1) * groups != channels)
     return emitOptionalError(loc, "weight has ", weight.getDimSize(1),
-                             " channels per group but the input has ",
-                             channels, " channels in ", groups, " groups");
+                             " channels per group but the input has ", channels,
+                             " channels in ", groups, " groups");
   if (adaptor.getBias() &&
       failed(requireChannelVector(loc, adaptor.getBias(), "bias", filters)))
     return failure();
@@ -238,20 +302,20 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &types) {
   RankedTensorType input = rankedType(adaptor.getInput());
   if (input.getRank() < 2)
-    return emitOptionalError(loc, "input must have rank 2 or more (N, C, ...), "
-                                  "got ",
+    return emitOptionalError(loc,
+                             "input must have rank 2 or more (N, C, ...), "
+                             "got ",
                              input);
   int64_t channels = input.getDimSize(1);
   if (failed(requireSameElementType(
           loc, {input, adaptor.getScale().getType(),
-                adaptor.getBias().getType(),
-                adaptor.getRunningMean().getType(),
+                adaptor.getBias().getType(), adaptor.getRunningMean().getType(),
                 adaptor.getRunningVar().getType()})) ||
-      failed(requireChannelVector(loc, adaptor.getScale(), "scale",
-                                  channels)) ||
+      failed(
+          requireChannelVector(loc, adaptor.getScale(), "scale", channels)) ||
       failed(requireChannelVector(loc, adaptor.getBias(), "bias", channels)) ||
-      failed(requireChannelVector(loc, adaptor.getRunningMean(),
-                                  "running mean", channels)) ||
+      failed(requireChannelVector(loc, adaptor.getRunningMean(), "running mean",
+                                  channels)) ||
       failed(requireChannelVector(loc, adaptor.getRunningVar(),
                                   "running variance", channels)))
     return failure();
@@ -261,8 +325,7 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "epsilon must be non-negative, got ",
                              epsilon);
   if (!(momentum >= 0.0f && momentum <= 1.0f))
-    return emitOptionalError(loc, "momentum must be in [0, 1], got ",
-                             momentum);
+    return emitOptionalError(loc, "momentum must be in [0, 1], got ", momentum);
   types.push_back(input);
   return success();
 }
@@ -321,8 +384,8 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
   if (l.back() != r[r.size() - 2])
     return emitOptionalError(loc, "inner dimensions differ: ", l.back(),
                              " and ", r[r.size() - 2]);
-  FailureOr<SmallVector<int64_t>> batch = broadcastShapes(
-      ArrayRef(l).drop_back(2), ArrayRef(r).drop_back(2));
+  FailureOr<SmallVector<int64_t>> batch =
+      broadcastShapes(ArrayRef(l).drop_back(2), ArrayRef(r).drop_back(2));
   if (failed(batch))
     return emitOptionalError(loc, "batch dimensions do not broadcast");
   SmallVector<int64_t> shape = *batch;
@@ -356,10 +419,9 @@ static LogicalResult inferBroadcast(std::optional<Location> loc, Value lhsValue,
 }
 
 #define TRAIN_BROADCAST_SHAPE_FUNCTION(OP)                                     \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &types) {                                          \
     return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types);     \
   }
 TRAIN_BROADCAST_SHAPE_FUNCTION(AddOp)
@@ -371,8 +433,7 @@ TRAIN_BROADCAST_SHAPE_FUNCTION(DivOp)
 LogicalResult ClipOp::verify() {
   if (getMin() && getMax() &&
       getMin()->convertToFloat() > getMax()->convertToFloat())
-    return emitOpError("min ") << getMin()->convertToFloat()
-                               << " exceeds max "
+    return emitOpError("min ") << getMin()->convertToFloat() << " exceeds max "
                                << getMax()->convertToFloat();
   return success();
 }
@@ -406,12 +467,14 @@ LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
                              input);
   if (failed(verifyWindowAttrs(loc, input.getRank() - 2,
                                adaptor.getKernelShape(), adaptor.getStrides(),
-                               adaptor.getPads(), adaptor.getDilations())))
+                               adaptor.getPads(), adaptor.getDilations())) ||
+      failed(verifyPoolPads(loc, adaptor.getKernelShape(), adaptor.getPads(),
+                            adaptor.getDilations())))
     return failure();
-  FailureOr<SmallVector<int64_t>> shape = windowedShape(
-      loc, input, input.getDimSize(1), adaptor.getKernelShape(),
-      adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),
-      adaptor.getCeilMode());
+  FailureOr<SmallVector<int64_t>> shape =
+      windowedShape(loc, input, input.getDimSize(1), adaptor.getKernelShape(),
+                    adaptor.getStrides(), adaptor.getPads(),
+                    adaptor.getDilations(), adaptor.getCeilMode());
   if (failed(shape))
     return failure();
   types.push_back(RankedTensorType::get(*shape, input.getElementType()));
@@ -429,7 +492,9 @@ LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> dilations(input.getRank() - 2, 1);
   if (failed(verifyWindowAttrs(loc, input.getRank() - 2,
                                adaptor.getKernelShape(), adaptor.getStrides(),
-                               adaptor.getPads(), dilations)))
+                               adaptor.getPads(), dilations)) ||
+      failed(verifyPoolPads(loc, adaptor.getKernelShape(), adaptor.getPads(),
+                            dilations)))
     return failure();
   FailureOr<SmallVector<int64_t>> shape =
       windowedShape(loc, input, input.getDimSize(1), adaptor.getKernelShape(),
@@ -465,13 +530,11 @@ LogicalResult ReshapeOp::verify() {
   if (input.getElementType() != result.getElementType())
     return emitOpError("element type changes from ")
            << input.getElementType() << " to " << result.getElementType();
-  if (!input.hasStaticShape() || !result.hasStaticShape())
-    return emitOpError("needs static shapes");
   if (input.getNumElements() != result.getNumElements())
     return emitOpError("cannot reshape ")
            << input.getNumElements() << " elements into "
-           << shapeString(result.getShape()) << " ("
-           << result.getNumElements() << " elements)";
+           << shapeString(result.getShape()) << " (" << result.getNumElements()
+           << " elements)";
   return success();
 }
 
@@ -561,9 +624,11 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
     int64_t dim = input.getDimSize(i);
     if (steps[i] == 0)
       return emitOptionalError(loc, "step of axis ", i, " is zero");
-    if (starts[i] < 0 || (starts[i] >= dim && dim > 0))
+    // An empty axis takes start 0 (and yields nothing).
+    if (starts[i] < 0 || starts[i] >= std::max<int64_t>(dim, 1))
       return emitOptionalError(loc, "start ", starts[i], " of axis ", i,
-                               " is outside [0, ", dim, ")");
+                               " is outside [0, ", std::max<int64_t>(dim, 1),
+                               ")");
     if (ends[i] < -1 || ends[i] > dim)
       return emitOptionalError(loc, "end ", ends[i], " of axis ", i,
                                " is outside [-1, ", dim, "]");

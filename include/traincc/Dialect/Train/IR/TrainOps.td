@@ -27,21 +27,25 @@ class Train_Op<string mnemonic, list<Trait> traits = []>
     : Op<Train_Dialect, mnemonic, traits>;
 
 // Floating-point element types the compute ops accept: fp32 and the
-// mixed-precision types, plus f64 for gradient checks.
-def Train_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
-def Train_Tensor : RankedTensorOf<[F16, BF16, F32, F64, I1, I32, I64]>;
+// mixed-precision types, plus f64 for gradient checks. Shapes are static: the
+// shape functions do arithmetic on every dimension.
+def Train_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+def Train_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I32, I64]>;
 
 // A pure op whose result types come from its shape function.
 class Train_ComputeOp<string mnemonic, list<Trait> traits = []>
     : Train_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor])>;
 
-// An elementwise op with one float operand and a result of the same type.
-class Train_UnaryOp<string mnemonic, list<Trait> traits = []>
-    : Train_Op<mnemonic, !listconcat(traits,
-          [Pure, Elementwise, SameOperandsAndResultType])> {
+// An op with one float operand and a result of the same type.
+class Train_SameTypeOp<string mnemonic, list<Trait> traits = []>
+    : Train_Op<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
+
+// A pure elementwise op: result element i depends on input element i only.
+class Train_UnaryOp<string mnemonic, list<Trait> traits = []>
+    : Train_SameTypeOp<mnemonic, !listconcat(traits, [Pure, Elementwise])>;
 
 // An elementwise op with numpy broadcasting of two operands of one element
 // type.
@@ -63,20 +67,24 @@ def Train_ParamOp : Train_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     Declares a named tensor that lives across training steps: a trainable
     weight, a frozen one, or BatchNorm running statistics. The symbol name is
     the ONNX initializer name, kept so that the trainer can export trained
-    values under the names the model came with. `initial_value` holds the
-    value the model was exported with.
+    values under the names the model came with. The optional initial value
+    (the value the model was exported with) takes the declared type, so it is
+    written without one.
 
     ```mlir
-    train.param trainable @"fc.weight" : tensor<10x64xf32> = dense<0.0> : tensor<10x64xf32>
-    train.param running_var @"bn.running_var" : tensor<64xf32>
+    train.param @"fc.weight" trainable : tensor<10x64xf32> = dense<0.0>
+    train.param @"bn.running_var" running_var : tensor<64xf32>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        Train_ParamKindAttr:$kind,
                        TypeAttrOf<Train_Tensor>:$type,
                        OptionalAttr<ElementsAttr>:$initial_value);
+  // Custom directives: the kind prints as a bare word, and the initial value
+  // without its type (and without a stray space when it is absent).
   let assemblyFormat = [{
-    $kind $sym_name `:` $type (`=` $initial_value^)? attr-dict
+    $sym_name custom<ParamKind>($kind) `:` $type
+    `` custom<ParamInitialValue>(ref($type), $initial_value) attr-dict
   }];
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
@@ -91,6 +99,9 @@ def Train_ReadParamOp : Train_Op<"read_param", [
     MemoryEffects<[MemRead]>]> {
   let summary = "reads the current value of a parameter";
   let description = [{
+    Names a `train.param` of the enclosing module; the result has the
+    parameter's declared type.
+
     ```mlir
     %w = train.read_param @"fc.weight" : tensor<10x64xf32>
     ```
@@ -104,6 +115,8 @@ def Train_ConstantOp : Train_Op<"constant",
     [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor";
   let description = [{
+    Folders materialise their results as this op.
+
     ```mlir
     %shape = train.constant dense<[64, -1]> : tensor<2xi64>
     ```
@@ -140,6 +153,8 @@ def Train_ONNXNodeOp : Train_Op<"onnx_node"> {
 def Train_ONNXNoneOp : Train_Op<"onnx_none", [Pure]> {
   let summary = "stands for an omitted optional ONNX input";
   let description = [{
+    Only `train.onnx_node` uses it; legalisation erases it.
+
     ```mlir
     %none = train.onnx_none
     ```
@@ -157,7 +172,8 @@ def Train_ConvOp : Train_ComputeOp<"conv"> {
   let description = [{
     ONNX Conv on an NC[D]HW input and an M x C/groups x k... weight, with an
     optional bias of size M. `pads` holds the begin pads of every spatial axis
-    followed by the end pads.
+    followed by the end pads. Spatial output size is
+    floor((in + pad_begin + pad_end - dilation * (k - 1) - 1) / stride) + 1.
 
     ```mlir
     %y = train.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1]
@@ -208,11 +224,15 @@ def Train_BatchNormOp : Train_ComputeOp<"batch_norm"> {
 def Train_GemmOp : Train_ComputeOp<"gemm"> {
   let summary = "alpha * op(A) * op(B) + beta * C on matrices";
   let description = [{
-    ONNX Gemm: `op(X)` is X or its transpose; C is broadcast to the result.
+    ONNX Gemm: `op(X)` is X, or its transpose when `trans_a` / `trans_b` is
+    set; C is broadcast to the M x N result. Attributes at their defaults
+    (no transposes, alpha = beta = 1) are not printed. The canonicalizer
+    folds a 2-D transpose of A or B into the flags.
 
     ```mlir
     %y = train.gemm %x, %w, %b {trans_b = true}
-        : (tensor<8x64xf32>, tensor<10x64xf32>, tensor<10xf32>) -> tensor<8x10xf32>
+        : (tensor<8x64xf32>, tensor<10x64xf32>, tensor<10xf32>)
+        -> tensor<8x10xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$a, Train_FloatTensor:$b,
@@ -225,13 +245,18 @@ def Train_GemmOp : Train_ComputeOp<"gemm"> {
   let assemblyFormat = [{
     $a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)
   }];
+  let hasCanonicalizer = 1;
 }
 
 def Train_MatMulOp : Train_ComputeOp<"matmul"> {
   let summary = "numpy matmul with batch broadcasting";
   let description = [{
+    ONNX MatMul: a rank-1 operand is promoted to a matrix and the promoted
+    axis dropped from the result; the batch axes broadcast.
+
     ```mlir
-    %y = train.matmul %a, %b : (tensor<2x8x16xf32>, tensor<16x4xf32>) -> tensor<2x8x4xf32>
+    %y = train.matmul %a, %b
+        : (tensor<2x8x16xf32>, tensor<16x4xf32>) -> tensor<2x8x4xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$lhs, Train_FloatTensor:$rhs);
@@ -247,8 +272,12 @@ def Train_MatMulOp : Train_ComputeOp<"matmul"> {
 def Train_AddOp : Train_BinaryOp<"add", [Commutative]> {
   let summary = "elementwise addition with broadcasting";
   let description = [{
+    Both operands have one element type; their shapes broadcast as in numpy.
+    Adding a splat zero that does not widen the other operand folds away.
+
     ```mlir
-    %z = train.add %x, %b : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    %z = train.add %x, %b
+        : (tensor<8x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
     ```
   }];
   let hasFolder = 1;
@@ -257,17 +286,27 @@ def Train_AddOp : Train_BinaryOp<"add", [Commutative]> {
 def Train_SubOp : Train_BinaryOp<"sub"> {
   let summary = "elementwise subtraction with broadcasting";
   let description = [{
+    Both operands have one element type; their shapes broadcast as in numpy.
+    Subtracting a splat zero that does not widen the left operand folds away.
+
     ```mlir
-    %z = train.sub %x, %y : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+    %z = train.sub %x, %y
+        : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
     ```
   }];
+  let hasFolder = 1;
 }
 
 def Train_MulOp : Train_BinaryOp<"mul", [Commutative]> {
   let summary = "elementwise multiplication with broadcasting";
   let description = [{
+    Both operands have one element type; their shapes broadcast as in numpy.
+    Multiplying by a splat one that does not widen the other operand folds
+    away.
+
     ```mlir
-    %z = train.mul %x, %s : (tensor<8x16xf32>, tensor<1xf32>) -> tensor<8x16xf32>
+    %z = train.mul %x, %s
+        : (tensor<8x16xf32>, tensor<1xf32>) -> tensor<8x16xf32>
     ```
   }];
   let hasFolder = 1;
@@ -276,22 +315,34 @@ def Train_MulOp : Train_BinaryOp<"mul", [Commutative]> {
 def Train_DivOp : Train_BinaryOp<"div"> {
   let summary = "elementwise division with broadcasting";
   let description = [{
+    Both operands have one element type; their shapes broadcast as in numpy.
+    Dividing by a splat one that does not widen the left operand folds away.
+
     ```mlir
-    %z = train.div %x, %s : (tensor<8x16xf32>, tensor<1xf32>) -> tensor<8x16xf32>
+    %z = train.div %x, %s
+        : (tensor<8x16xf32>, tensor<1xf32>) -> tensor<8x16xf32>
     ```
   }];
+  let hasFolder = 1;
 }
 
 def Train_ReluOp : Train_UnaryOp<"relu"> {
   let summary = "max(x, 0)";
-  let description = "```mlir\n%y = train.relu %x : tensor<8x16xf32>\n```";
+  let description = [{
+    ```mlir
+    %y = train.relu %x : tensor<8x16xf32>
+    ```
+  }];
   let arguments = (ins Train_FloatTensor:$input);
 }
 
 def Train_LeakyReluOp : Train_UnaryOp<"leaky_relu"> {
   let summary = "x if x >= 0, else alpha * x";
-  let description =
-      "```mlir\n%y = train.leaky_relu %x alpha 1.0e-02 : tensor<8x16xf32>\n```";
+  let description = [{
+    ```mlir
+    %y = train.leaky_relu %x alpha 1.0e-02 : tensor<8x16xf32>
+    ```
+  }];
   let arguments = (ins Train_FloatTensor:$input, F32Attr:$alpha);
   let assemblyFormat = "$input `alpha` $alpha attr-dict `:` type($result)";
 }
@@ -302,54 +353,80 @@ def Train_ClipOp : Train_UnaryOp<"clip"> {
     A missing bound does not clamp.
 
     ```mlir
-    %y = train.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<8x16xf32>
+    %y = train.clip %x min 0.0 max 6.0 : tensor<8x16xf32>
+    %z = train.clip %x max 1.0 : tensor<8x16xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$input, OptionalAttr<F32Attr>:$min,
                        OptionalAttr<F32Attr>:$max);
+  let assemblyFormat = [{
+    $input (`min` $min^)? (`max` $max^)? attr-dict `:` type($result)
+  }];
   let hasVerifier = 1;
 }
 
 def Train_SigmoidOp : Train_UnaryOp<"sigmoid"> {
   let summary = "1 / (1 + exp(-x))";
-  let description = "```mlir\n%y = train.sigmoid %x : tensor<8x16xf32>\n```";
+  let description = [{
+    ```mlir
+    %y = train.sigmoid %x : tensor<8x16xf32>
+    ```
+  }];
   let arguments = (ins Train_FloatTensor:$input);
 }
 
 def Train_TanhOp : Train_UnaryOp<"tanh"> {
   let summary = "hyperbolic tangent";
-  let description = "```mlir\n%y = train.tanh %x : tensor<8x16xf32>\n```";
+  let description = [{
+    ```mlir
+    %y = train.tanh %x : tensor<8x16xf32>
+    ```
+  }];
   let arguments = (ins Train_FloatTensor:$input);
 }
 
-def Train_DropoutOp : Train_UnaryOp<"dropout"> {
+// Not Pure: each dropout draws its own mask, so two dropouts of one tensor
+// must not be merged by CSE. The result is marked as a fresh allocation (as
+// bufferization.alloc_tensor does), which keeps CSE off and lets DCE remove an
+// unused dropout.
+def Train_DropoutOp : Train_SameTypeOp<"dropout", [Elementwise]> {
   let summary = "inverted dropout in training, identity in evaluation";
   let description = [{
     Zeroes each element with probability `ratio` and scales the rest by
-    1 / (1 - ratio) during training.
+    1 / (1 - ratio) during training. Each op draws its own random mask.
 
     ```mlir
     %y = train.dropout %x ratio 5.0e-01 : tensor<8x16xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$input, F32Attr:$ratio);
+  let results = (outs Res<Train_FloatTensor, "", [MemAlloc]>:$result);
   let assemblyFormat = "$input `ratio` $ratio attr-dict `:` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
 }
 
-def Train_SoftmaxOp : Train_UnaryOp<"softmax"> {
+def Train_SoftmaxOp : Train_SameTypeOp<"softmax", [Pure]> {
   let summary = "softmax along one axis";
-  let description = "```mlir\n%y = train.softmax %x axis 1 : tensor<8x10xf32>\n```";
+  let description = [{
+    Not elementwise: every element depends on its whole row along `axis`.
+
+    ```mlir
+    %y = train.softmax %x axis 1 : tensor<8x10xf32>
+    ```
+  }];
   let arguments = (ins Train_FloatTensor:$input, I64Attr:$axis);
   let assemblyFormat = "$input `axis` $axis attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
-def Train_LogSoftmaxOp : Train_UnaryOp<"log_softmax"> {
+def Train_LogSoftmaxOp : Train_SameTypeOp<"log_softmax", [Pure]> {
   let summary = "log of softmax along one axis";
-  let description =
-      "```mlir\n%y = train.log_softmax %x axis 1 : tensor<8x10xf32>\n```";
+  let description = [{
+    ```mlir
+    %y = train.log_softmax %x axis 1 : tensor<8x10xf32>
+    ```
+  }];
   let arguments = (ins Train_FloatTensor:$input, I64Attr:$axis);
   let assemblyFormat = "$input `axis` $axis attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -362,8 +439,11 @@ def Train_LogSoftmaxOp : Train_UnaryOp<"log_softmax"> {
 def Train_MaxPoolOp : Train_ComputeOp<"max_pool"> {
   let summary = "N-d max pooling";
   let description = [{
-    Padded positions never win. With `ceil_mode` the last window may start
-    inside the input and run past it.
+    Padded positions never win. Output sizes follow PyTorch: with
+    `ceil_mode` (printed in the attribute dictionary when set) the window count
+    rounds up, and a last window that would start in the end padding is
+    dropped. A pad must be smaller than the dilated window, so that no window
+    holds padding only.
 
     ```mlir
     %y = train.max_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0]
@@ -387,6 +467,8 @@ def Train_AvgPoolOp : Train_ComputeOp<"avg_pool"> {
   let description = [{
     With `count_include_pad` the divisor is the window size clipped to the
     padded input; without it, the number of real input elements in the window.
+    Output sizes and `ceil_mode` are as in `train.max_pool` (dilation 1), and
+    so is the limit on pads.
 
     ```mlir
     %y = train.avg_pool %x kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1]
@@ -409,13 +491,17 @@ def Train_AvgPoolOp : Train_ComputeOp<"avg_pool"> {
 def Train_GlobalAvgPoolOp : Train_ComputeOp<"global_avg_pool"> {
   let summary = "mean over all spatial axes, kept as size-1 axes";
   let description = [{
+    ONNX GlobalAveragePool on an NC[D]HW input.
+
     ```mlir
-    %y = train.global_avg_pool %x : (tensor<8x64x7x7xf32>) -> tensor<8x64x1x1xf32>
+    %y = train.global_avg_pool %x
+        : (tensor<8x64x7x7xf32>) -> tensor<8x64x1x1xf32>
     ```
   }];
   let arguments = (ins Train_FloatTensor:$input);
   let results = (outs Train_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
 }
 
 //===----------------------------------------------------------------------===//
@@ -425,6 +511,10 @@ def Train_GlobalAvgPoolOp : Train_ComputeOp<"global_avg_pool"> {
 def Train_ReshapeOp : Train_Op<"reshape", [Pure]> {
   let summary = "reinterprets the elements under a new static shape";
   let description = [{
+    The target shape is the result type (the importer resolves ONNX's 0 and
+    -1 entries). The canonicalizer composes chains of reshapes, removes
+    reshapes to the same type and folds reshapes of constants.
+
     ```mlir
     %y = train.reshape %x : tensor<8x16x2x2xf32> -> tensor<8x64xf32>
     ```
@@ -440,6 +530,9 @@ def Train_ReshapeOp : Train_Op<"reshape", [Pure]> {
 def Train_FlattenOp : Train_ComputeOp<"flatten"> {
   let summary = "collapses axes [0, axis) and [axis, rank) into a matrix";
   let description = [{
+    ONNX Flatten with a non-negative axis in [0, rank]; axis 0 gives a
+    1 x N matrix. The canonicalizer turns it into `train.reshape`.
+
     ```mlir
     %y = train.flatten %x axis 1 : (tensor<8x16x2x2xf32>) -> tensor<8x64xf32>
     ```
@@ -454,6 +547,8 @@ def Train_FlattenOp : Train_ComputeOp<"flatten"> {
 def Train_TransposeOp : Train_ComputeOp<"transpose"> {
   let summary = "permutes axes: result axis i is input axis perm[i]";
   let description = [{
+    The identity permutation folds away; a transpose of a transpose composes.
+
     ```mlir
     %y = train.transpose %x perm [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
     ```
@@ -469,6 +564,9 @@ def Train_TransposeOp : Train_ComputeOp<"transpose"> {
 def Train_ConcatOp : Train_ComputeOp<"concat"> {
   let summary = "joins tensors along one axis";
   let description = [{
+    The inputs share element type, rank and every size but the one along
+    `axis`. A concat of one input folds to it.
+
     ```mlir
     %y = train.concat %a, %b axis 1
         : (tensor<8x16xf32>, tensor<8x4xf32>) -> tensor<8x20xf32>
@@ -505,7 +603,13 @@ def Train_SliceOp : Train_ComputeOp<"slice"> {
 
 def Train_IdentityOp : Train_Op<"identity", [Pure, SameOperandsAndResultType]> {
   let summary = "returns its operand";
-  let description = "```mlir\n%y = train.identity %x : tensor<8x16xf32>\n```";
+  let description = [{
+    ONNX Identity; always folds away.
+
+    ```mlir
+    %y = train.identity %x : tensor<8x16xf32>
+    ```
+  }];
   let arguments = (ins Train_Tensor:$input);
   let results = (outs Train_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
