@@ -9,7 +9,8 @@ PKGS=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   python3-torch python3-onnx python3-torchvision python3-numpy
   libonnx-testdata dataset-fashion-mnist
-  clang-14 libclang-rt-14-dev
+  libgtest-dev libgmock-dev zlib1g-dev
+  clang clang-14 libclang-rt-14-dev
 )
 
 missing=()

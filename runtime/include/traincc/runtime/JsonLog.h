@@ -1,0 +1,79 @@
+//===- JsonLog.h - The --log JSON-lines training log ------------*- C++ -*-===//
+//
+// One JSON object per line, keys in this order (DESIGN.md section 5):
+//   {"event":"step","step":S,"epoch":E,"loss":L,"lr":F,"loss_scale":F,"skipped":false}
+//   {"event":"epoch","epoch":E,"train_loss":L,"val_loss":L,"val_acc":A,"lr":F,"seconds":T}
+// Steps and epochs count from 1; val_loss/val_acc appear only when there is
+// validation data. Numbers are the shortest decimal text that parses back to
+// the same double (std::to_chars: no locale involved; negative zero is
+// "-0.0"). JSON has no NaN or infinity, so a non-finite value is null.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRAINCC_RUNTIME_JSONLOG_H
+#define TRAINCC_RUNTIME_JSONLOG_H
+
+#include "traincc/runtime/Error.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+namespace traincc::rt {
+
+struct StepRecord {
+  int64_t step = 0;
+  int64_t epoch = 0;
+  double loss = 0;
+  double lr = 0;
+  double lossScale = 1;
+  bool skipped = false;
+};
+
+struct EpochRecord {
+  int64_t epoch = 0;
+  double trainLoss = 0;
+  std::optional<double> valLoss;
+  std::optional<double> valAcc;
+  double lr = 0;
+  double seconds = 0;
+};
+
+/// A JSON number for `value` (shortest round-trip text), or null.
+std::string formatJsonNumber(double value);
+
+/// The log line for a record, with its trailing newline.
+std::string formatLogLine(const StepRecord &record);
+std::string formatLogLine(const EpochRecord &record);
+
+/// Appends log lines to a file and flushes each one, so the log stays
+/// readable up to the last completed step whatever happens to the process.
+class JsonLinesLog {
+public:
+  /// Truncates the file, or appends to it when `append` (resumed runs).
+  static Expected<JsonLinesLog> open(const std::string &path, bool append);
+
+  JsonLinesLog(JsonLinesLog &&other) noexcept;
+  JsonLinesLog &operator=(JsonLinesLog &&other) noexcept;
+  JsonLinesLog(const JsonLinesLog &) = delete;
+  JsonLinesLog &operator=(const JsonLinesLog &) = delete;
+  ~JsonLinesLog();
+
+  Error write(const StepRecord &record);
+  Error write(const EpochRecord &record);
+  /// Closes the file, reporting errors the destructor would swallow.
+  Error close();
+
+private:
+  JsonLinesLog(std::FILE *file, std::string path)
+      : file_(file), path_(std::move(path)) {}
+  Error writeLine(const std::string &line);
+
+  std::FILE *file_ = nullptr;
+  std::string path_;
+};
+
+} // namespace traincc::rt
+
+#endif // TRAINCC_RUNTIME_JSONLOG_H
