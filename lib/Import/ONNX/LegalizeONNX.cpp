@@ -12,6 +12,7 @@
 #include "LegalizeONNX.h"
 
 #include "traincc/Import/Passes.h"
+#include "traincc/Import/SupportedOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
@@ -178,15 +179,20 @@ void eraseUnusedParams(ModuleOp module) {
       param->erase();
 }
 
+HandlerTable buildHandlerTable() {
+  HandlerTable table;
+  addNNHandlers(table);
+  addElementwiseHandlers(table);
+  addShapeHandlers(table);
+  return table;
+}
+
 struct LegalizeONNXPass
     : public traincc::impl::LegalizeONNXPassBase<LegalizeONNXPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int64_t opset = getModuleOpset(module);
-    HandlerTable table;
-    addNNHandlers(table);
-    addElementwiseHandlers(table);
-    addShapeHandlers(table);
+    HandlerTable table = buildHandlerTable();
 
     IRRewriter rewriter(&getContext());
     bool failedAny = false;
@@ -236,3 +242,11 @@ struct LegalizeONNXPass
 };
 
 } // namespace
+
+std::vector<std::string> traincc::getSupportedONNXOps() {
+  std::vector<std::string> names;
+  for (const auto &entry : buildHandlerTable())
+    names.push_back(entry.getKey().str());
+  llvm::sort(names);
+  return names;
+}

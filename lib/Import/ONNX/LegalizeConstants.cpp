@@ -1,0 +1,321 @@
+//===- LegalizeConstants.cpp - ONNX constant-producing handlers -----------===//
+//
+// Constant, ConstantOfShape, Range, Cast, Equal, Where and Expand: the ops
+// that make or transform the small integer tensors of shape sub-graphs.
+// Except for Constant and a same-type Cast they only fold; on non-constant
+// data they are reported as unsupported uses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LegalizeUtils.h"
+
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace traincc;
+using namespace traincc::onnx_import;
+
+namespace {
+
+LogicalResult finishWithConstant(const ONNXNode &node, RewriterBase &rewriter,
+                                 DenseElementsAttr value) {
+  FailureOr<Value> constant = createNodeConstant(node, rewriter, value);
+  return failed(constant) ? failure() : finishNode(node, rewriter, *constant);
+}
+
+/// The element type of ONNX TensorProto data type `code`, when a Train
+/// tensor can hold it.
+Type getONNXElementType(MLIRContext *context, int64_t code) {
+  switch (code) {
+  case 1:
+    return Float32Type::get(context);
+  case 6:
+    return IntegerType::get(context, 32);
+  case 7:
+    return IntegerType::get(context, 64);
+  case 9:
+    return IntegerType::get(context, 1);
+  case 10:
+    return Float16Type::get(context);
+  case 11:
+    return Float64Type::get(context);
+  case 16:
+    return BFloat16Type::get(context);
+  default:
+    return nullptr;
+  }
+}
+
+LogicalResult legalizeConstant(const ONNXNode &node, RewriterBase &rewriter) {
+  Location loc = node.getLoc();
+  DictionaryAttr attrs = node.getOp().getOnnxAttrs();
+  if (auto value = dyn_cast_if_present<ElementsAttr>(attrs.get("value"))) {
+    if (!isTrainElementType(value.getElementType())) {
+      node.emitError() << "constant of unsupported element type "
+                       << value.getElementType();
+      return failure();
+    }
+    return finishNode(node, rewriter,
+                      train::ConstantOp::create(rewriter, loc, value));
+  }
+  if (std::optional<float> value = node.getFloat("value_float"))
+    return finishWithConstant(
+        node, rewriter,
+        DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getF32Type()),
+                               *value));
+  if (std::optional<int64_t> value = node.getInt("value_int"))
+    return finishWithConstant(
+        node, rewriter,
+        DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getI64Type()),
+                               *value));
+  if (auto values =
+          dyn_cast_if_present<DenseF32ArrayAttr>(attrs.get("value_floats"))) {
+    auto type = RankedTensorType::get({values.size()}, rewriter.getF32Type());
+    return finishWithConstant(
+        node, rewriter, DenseElementsAttr::get(type, values.asArrayRef()));
+  }
+  if (std::optional<SmallVector<int64_t>> values = node.getInts("value_ints")) {
+    auto type = RankedTensorType::get({static_cast<int64_t>(values->size())},
+                                      rewriter.getI64Type());
+    return finishWithConstant(node, rewriter,
+                              DenseElementsAttr::get(type, ArrayRef(*values)));
+  }
+  for (StringRef name : {"sparse_value", "value_string", "value_strings"}) {
+    if (node.hasAttr(name)) {
+      node.emitError() << "attribute '" << name << "' is not supported";
+      return failure();
+    }
+  }
+  node.emitError() << "has no value attribute";
+  return failure();
+}
+
+LogicalResult legalizeConstantOfShape(const ONNXNode &node,
+                                      RewriterBase &rewriter) {
+  std::optional<SmallVector<int64_t>> shape = node.getConstantInts(0);
+  if (!shape) {
+    node.emitError() << "input 0 (input) is not a constant shape";
+    return failure();
+  }
+  if (failed(checkRank(node, shape->size())))
+    return failure();
+  int64_t count = 1;
+  for (int64_t dim : *shape) {
+    if (dim < 0) {
+      node.emitError() << "shape has a negative dimension";
+      return failure();
+    }
+    // A splat costs nothing here, but later stages materialise it.
+    constexpr int64_t limit = int64_t(1) << 32;
+    if (llvm::MulOverflow(count, dim, count) || count > limit) {
+      node.emitError() << "shape holds more than " << limit << " elements";
+      return failure();
+    }
+  }
+  DenseElementsAttr value = node.getTensor("value");
+  Attribute element = rewriter.getF32FloatAttr(0.0f);
+  if (value) {
+    if (value.getNumElements() != 1) {
+      node.emitError() << "attribute 'value' must hold one element, got "
+                       << value.getType();
+      return failure();
+    }
+    element = *value.getValues<Attribute>().begin();
+  }
+  // A splat: no elements are materialised whatever the shape.
+  auto type = RankedTensorType::get(*shape, cast<TypedAttr>(element).getType());
+  return finishWithConstant(node, rewriter,
+                            DenseElementsAttr::get(type, element));
+}
+
+/// Range(start, limit, delta) = numpy.arange on constant scalars.
+LogicalResult legalizeRange(const ONNXNode &node, RewriterBase &rewriter) {
+  SmallVector<DenseElementsAttr, 3> operands;
+  const StringRef names[] = {"start", "limit", "delta"};
+  for (auto [index, what] : llvm::enumerate(names)) {
+    DenseElementsAttr value = node.getConstantInput(index);
+    if (!value || value.getNumElements() != 1) {
+      node.emitError() << "input " << index << " (" << what
+                       << ") is not a constant scalar";
+      return failure();
+    }
+    operands.push_back(value);
+  }
+  Type element = operands[0].getElementType();
+  if (operands[1].getElementType() != element ||
+      operands[2].getElementType() != element) {
+    node.emitError() << "start, limit and delta differ in type";
+    return failure();
+  }
+  double start = *getScalarValue(operands[0]);
+  double limit = *getScalarValue(operands[1]);
+  double delta = *getScalarValue(operands[2]);
+  if (delta == 0) {
+    node.emitError() << "delta is zero";
+    return failure();
+  }
+  double count = std::max(std::ceil((limit - start) / delta), 0.0);
+  if (!(count <= static_cast<double>(kMaxFoldedElements))) {
+    node.emitError() << "range of " << count << " elements is too long";
+    return failure();
+  }
+  auto n = static_cast<int64_t>(count);
+  auto type = RankedTensorType::get({n}, element);
+  if (auto floatType = dyn_cast<FloatType>(element)) {
+    SmallVector<APFloat> values;
+    for (int64_t i = 0; i < n; ++i) {
+      APFloat value(start + static_cast<double>(i) * delta);
+      bool losesInfo;
+      (void)value.convert(floatType.getFloatSemantics(),
+                          llvm::RoundingMode::NearestTiesToEven, &losesInfo);
+      values.push_back(value);
+    }
+    return finishWithConstant(node, rewriter,
+                              DenseElementsAttr::get(type, values));
+  }
+  // Integers: exact arithmetic, not through doubles.
+  APInt first = *operands[0].getValues<APInt>().begin();
+  APInt step = *operands[2].getValues<APInt>().begin();
+  SmallVector<APInt> values;
+  for (int64_t i = 0; i < n; ++i, first += step)
+    values.push_back(first);
+  return finishWithConstant(node, rewriter,
+                            DenseElementsAttr::get(type, values));
+}
+
+LogicalResult legalizeCast(const ONNXNode &node, RewriterBase &rewriter) {
+  std::optional<int64_t> to = node.getInt("to");
+  if (!to) {
+    node.emitError() << "attribute 'to' is missing";
+    return failure();
+  }
+  Type element = getONNXElementType(rewriter.getContext(), *to);
+  if (!element) {
+    node.emitError() << "cast to ONNX data type " << *to << " is not supported";
+    return failure();
+  }
+  if (DenseElementsAttr constant = node.getConstantInput(0))
+    return finishWithConstant(node, rewriter,
+                              convertElements(constant, element));
+  Value input = node.getInput(0);
+  auto type =
+      dyn_cast_if_present<RankedTensorType>(input ? input.getType() : Type());
+  if (!type) {
+    (void)getStaticInputType(node, 0, "input"); // Reports what is wrong.
+    return failure();
+  }
+  if (type.getElementType() != element) {
+    node.emitError() << "cast of a non-constant tensor from "
+                     << type.getElementType() << " to " << element
+                     << " is not supported";
+    return failure();
+  }
+  return finishNode(node, rewriter, input);
+}
+
+/// Equal, Where and Expand: folded on constants, else unsupported.
+FailureOr<SmallVector<DenseElementsAttr>>
+getConstantInputs(const ONNXNode &node, unsigned count) {
+  SmallVector<DenseElementsAttr> values;
+  for (unsigned i = 0; i < count; ++i) {
+    DenseElementsAttr value = node.getConstantInput(i);
+    if (!value) {
+      node.emitError() << node.getOpType()
+                       << " on non-constant inputs is not supported";
+      return failure();
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
+LogicalResult legalizeEqual(const ONNXNode &node, RewriterBase &rewriter) {
+  FailureOr<SmallVector<DenseElementsAttr>> inputs = getConstantInputs(node, 2);
+  if (failed(inputs))
+    return failure();
+  FailureOr<DenseElementsAttr> folded =
+      foldBinary(node, "Equal", (*inputs)[0], (*inputs)[1]);
+  return failed(folded) ? failure()
+                        : finishWithConstant(node, rewriter, *folded);
+}
+
+LogicalResult legalizeWhere(const ONNXNode &node, RewriterBase &rewriter) {
+  FailureOr<SmallVector<DenseElementsAttr>> inputs = getConstantInputs(node, 3);
+  if (failed(inputs))
+    return failure();
+  DenseElementsAttr cond = (*inputs)[0], x = (*inputs)[1], y = (*inputs)[2];
+  if (!cond.getElementType().isSignlessInteger(1) ||
+      x.getElementType() != y.getElementType()) {
+    node.emitError() << "expects a bool condition and two values of one type";
+    return failure();
+  }
+  FailureOr<SmallVector<int64_t>> shape =
+      train::broadcastShapes(cond.getType().getShape(), x.getType().getShape());
+  if (succeeded(shape))
+    shape = train::broadcastShapes(*shape, y.getType().getShape());
+  if (failed(shape)) {
+    node.emitError() << "input shapes do not broadcast";
+    return failure();
+  }
+  if (failed(checkFoldSize(node, *shape)))
+    return failure();
+  auto type = RankedTensorType::get(*shape, x.getElementType());
+  SmallVector<int64_t> condIndices =
+      broadcastIndices(cond.getType().getShape(), *shape);
+  auto conds = llvm::to_vector(cond.getValues<bool>());
+  // Pick from each side as if broadcast, then choose per element.
+  auto xs = llvm::to_vector(
+      pickElements(x, type, broadcastIndices(x.getType().getShape(), *shape))
+          .getValues<Attribute>());
+  auto ys = llvm::to_vector(
+      pickElements(y, type, broadcastIndices(y.getType().getShape(), *shape))
+          .getValues<Attribute>());
+  SmallVector<Attribute> values;
+  for (auto [i, condIndex] : llvm::enumerate(condIndices))
+    values.push_back(conds[condIndex] ? xs[i] : ys[i]);
+  return finishWithConstant(node, rewriter,
+                            DenseElementsAttr::get(type, values));
+}
+
+/// Expand broadcasts both ways: the result shape is the broadcast of the
+/// input's and the requested one.
+LogicalResult legalizeExpand(const ONNXNode &node, RewriterBase &rewriter) {
+  DenseElementsAttr input = node.getConstantInput(0);
+  if (!input) {
+    node.emitError() << "Expand of non-constant data is not supported";
+    return failure();
+  }
+  std::optional<SmallVector<int64_t>> requested = node.getConstantInts(1);
+  if (!requested) {
+    node.emitError() << "input 1 (shape) is not a constant";
+    return failure();
+  }
+  FailureOr<SmallVector<int64_t>> shape =
+      train::broadcastShapes(input.getType().getShape(), *requested);
+  if (failed(shape) || llvm::any_of(*shape, [](int64_t d) { return d < 0; })) {
+    node.emitError() << "input of type " << input.getType()
+                     << " cannot be expanded to the requested shape";
+    return failure();
+  }
+  if (failed(checkFoldSize(node, *shape)))
+    return failure();
+  auto type = RankedTensorType::get(*shape, input.getElementType());
+  return finishWithConstant(
+      node, rewriter,
+      pickElements(input, type,
+                   broadcastIndices(input.getType().getShape(), *shape)));
+}
+
+} // namespace
+
+void onnx_import::addConstantHandlers(HandlerTable &table) {
+  table["Constant"] = legalizeConstant;
+  table["ConstantOfShape"] = legalizeConstantOfShape;
+  table["Range"] = legalizeRange;
+  table["Cast"] = legalizeCast;
+  table["Equal"] = legalizeEqual;
+  table["Where"] = legalizeWhere;
+  table["Expand"] = legalizeExpand;
+}
