@@ -12,8 +12,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -95,7 +97,63 @@ void printReport(ModuleOp module, llvm::raw_ostream &os) {
 
 } // namespace
 
+static std::string formatNumber(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << value;
+  return text;
+}
+
+bool traincc::validateOptions(const CompileOptions &options) {
+  auto fail = [](const llvm::Twine &message) {
+    llvm::errs() << "traincc: error: " << message << "\n";
+    return false;
+  };
+  const TrainingOptions &t = options.training;
+  if (options.inputPath.empty())
+    return fail("no input model (usage: traincc MODEL.onnx [options]; see "
+                "--help)");
+  if (options.batchSize < 0)
+    return fail("--batch-size must be positive, got " +
+                llvm::Twine(options.batchSize));
+  if (!llvm::is_contained({"auto", "cross-entropy", "mse", "output"}, t.loss))
+    return fail("--loss must be auto, cross-entropy, mse or output, got '" +
+                t.loss + "'");
+  if (!llvm::is_contained({"sgd", "adam", "adamw"}, t.optimizer))
+    return fail("--optimizer must be sgd, adam or adamw, got '" +
+                t.optimizer + "'");
+  if (!llvm::is_contained({"micro", "step"}, t.bnStats))
+    return fail("--bn-stats must be micro or step, got '" + t.bnStats + "'");
+  if (t.accumSteps < 1)
+    return fail("--accum-steps must be at least 1, got " +
+                llvm::Twine(t.accumSteps));
+  if (!(t.momentum >= 0.0 && t.momentum < 1.0))
+    return fail("--momentum must be in [0, 1), got " +
+                formatNumber(t.momentum));
+  if (!(t.dampening >= 0.0 && t.dampening <= 1.0))
+    return fail("--dampening must be in [0, 1], got " +
+                formatNumber(t.dampening));
+  if (t.nesterov && (t.momentum == 0.0 || t.dampening != 0.0))
+    return fail("--nesterov needs --momentum > 0 and --dampening 0");
+  if (!(t.weightDecay >= 0.0))
+    return fail("--weight-decay must be non-negative, got " +
+                formatNumber(t.weightDecay));
+  if (!(t.beta1 >= 0.0 && t.beta1 < 1.0) || !(t.beta2 >= 0.0 && t.beta2 < 1.0))
+    return fail("--beta1 and --beta2 must be in [0, 1)");
+  if (!(t.eps > 0.0))
+    return fail("--eps must be positive, got " + formatNumber(t.eps));
+  for (auto [flag, pattern] : {std::pair<StringRef, const std::string &>{
+                                   "--freeze", t.freeze},
+                               {"--no-decay", t.noDecay}}) {
+    std::string error;
+    if (!pattern.empty() && !llvm::Regex("^(" + pattern + ")$").isValid(error))
+      return fail(flag + " regex '" + pattern + "' is invalid: " + error);
+  }
+  return true;
+}
+
 int traincc::runCompile(const CompileOptions &options) {
+  if (!validateOptions(options))
+    return 1;
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
@@ -111,11 +169,33 @@ int traincc::runCompile(const CompileOptions &options) {
 
   PassManager pm(&context);
   buildImportPipeline(pm, ImportPipelineOptions());
-  if (failed(pm.run(*module)))
+  if (options.emit != EmitKind::ONNXMLIR && failed(pm.run(*module)))
     return 1;
 
   if (options.report)
     printReport(*module, llvm::outs());
+
+  if (options.emit == EmitKind::StepMLIR) {
+    const TrainingOptions &t = options.training;
+    TrainingPipelineOptions stepOptions;
+    stepOptions.loss = t.loss;
+    stepOptions.optimizer = t.optimizer;
+    stepOptions.momentum = t.momentum;
+    stepOptions.dampening = t.dampening;
+    stepOptions.nesterov = t.nesterov;
+    stepOptions.weightDecay = t.weightDecay;
+    stepOptions.beta1 = t.beta1;
+    stepOptions.beta2 = t.beta2;
+    stepOptions.eps = t.eps;
+    stepOptions.noDecay = t.noDecay;
+    stepOptions.bnStats = t.bnStats;
+    stepOptions.accumSteps = t.accumSteps;
+    stepOptions.freeze = t.freeze;
+    PassManager stepPm(&context);
+    buildTrainingPipeline(stepPm, stepOptions);
+    if (failed(stepPm.run(*module)))
+      return 1;
+  }
 
   std::string error;
   auto output = openOutputFile(options.outputPath, &error);
@@ -124,7 +204,9 @@ int traincc::runCompile(const CompileOptions &options) {
     return 1;
   }
   switch (options.emit) {
-  case EmitKind::TrainMLIR: {
+  case EmitKind::ONNXMLIR:
+  case EmitKind::TrainMLIR:
+  case EmitKind::StepMLIR: {
     OpPrintingFlags flags;
     if (!options.printWeights)
       flags.elideLargeElementsAttrs(16);

@@ -1,25 +1,40 @@
 //===- traincc.cpp - compile an ONNX model into a trainer -----------------===//
+//
+// Flags only: every decision is library code (traincc/Driver/Compile.h).
+//
+//===----------------------------------------------------------------------===//
 
 #include "traincc/Driver/Compile.h"
+#include "traincc/Import/SupportedOps.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace cl = llvm::cl;
+using traincc::EmitKind;
 
 static cl::OptionCategory category("traincc options");
+static cl::OptionCategory trainingCategory(
+    "Training options (compiled into the trainer as its defaults)");
 
-static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                                      cl::desc("MODEL.onnx"),
+static cl::opt<std::string> inputPath(cl::Positional, cl::desc("MODEL.onnx"),
                                       cl::cat(category));
 static cl::opt<std::string>
     outputPath("o", cl::desc("Output file ('-' for standard output)"),
                cl::value_desc("FILE"), cl::init("-"), cl::cat(category));
-static cl::opt<traincc::EmitKind> emit(
+static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to produce"),
-    cl::values(clEnumValN(traincc::EmitKind::TrainMLIR, "train-mlir",
-                          "the imported Train forward graph (MLIR text)")),
-    cl::init(traincc::EmitKind::TrainMLIR), cl::cat(category));
+    cl::values(
+        clEnumValN(EmitKind::TrainMLIR, "train-mlir",
+                   "the imported Train forward graph (MLIR text)"),
+        clEnumValN(EmitKind::StepMLIR, "step-mlir",
+                   "the training-step functions micro_step, apply_step and "
+                   "eval_step (MLIR text)"),
+        clEnumValN(EmitKind::ONNXMLIR, "onnx-mlir",
+                   "the first import stage alone: one train.onnx_node per "
+                   "ONNX node (MLIR text)")),
+    cl::init(EmitKind::TrainMLIR), cl::cat(category));
 static cl::opt<int64_t> batchSize(
     "batch-size",
     cl::desc("Micro-batch size: the first axis of every model input "
@@ -34,18 +49,56 @@ static cl::opt<bool> printWeights(
     cl::desc("Print every initial value in emitted MLIR (default: elide "
              "tensors of more than 16 elements)"),
     cl::cat(category));
+static cl::opt<bool> listOps(
+    "list-ops",
+    cl::desc("Print the supported ONNX op types, one per line, and exit"),
+    cl::cat(category));
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "traincc: ahead-of-time compiler for training "
-                              "ONNX models\n");
-  if (batchSize < 0) {
-    llvm::errs() << "traincc: error: --batch-size must be positive, got "
-                 << batchSize << "\n";
-    return 1;
-  }
+static cl::opt<std::string>
+    loss("loss", cl::desc("auto | cross-entropy | mse | output (default auto: "
+                          "output for a scalar output, cross-entropy for "
+                          "[N, C] logits, mse otherwise)"),
+         cl::init("auto"), cl::cat(trainingCategory));
+static cl::opt<std::string>
+    optimizer("optimizer", cl::desc("sgd | adam | adamw (PyTorch semantics)"),
+              cl::init("sgd"), cl::cat(trainingCategory));
+static cl::opt<double> momentum("momentum", cl::desc("SGD momentum"),
+                                cl::init(0.0), cl::cat(trainingCategory));
+static cl::opt<double> dampening("dampening", cl::desc("SGD dampening"),
+                                 cl::init(0.0), cl::cat(trainingCategory));
+static cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
+                              cl::cat(trainingCategory));
+static cl::opt<double> weightDecay(
+    "weight-decay",
+    cl::desc("Weight decay: L2 added to the gradient (sgd, adam), decoupled "
+             "(adamw)"),
+    cl::init(0.0), cl::cat(trainingCategory));
+static cl::opt<std::string> noDecay(
+    "no-decay",
+    cl::desc("Parameters exempt from weight decay (regex on the whole name)"),
+    cl::value_desc("REGEX"), cl::init(""), cl::cat(trainingCategory));
+static cl::opt<double> beta1("beta1", cl::desc("Adam beta1"), cl::init(0.9),
+                             cl::cat(trainingCategory));
+static cl::opt<double> beta2("beta2", cl::desc("Adam beta2"), cl::init(0.999),
+                             cl::cat(trainingCategory));
+static cl::opt<double> eps("eps", cl::desc("Adam epsilon"), cl::init(1e-8),
+                           cl::cat(trainingCategory));
+static cl::opt<std::string> bnStats(
+    "bn-stats",
+    cl::desc("micro: BatchNorm running statistics updated every micro-batch "
+             "(PyTorch); step: once per optimizer step from the pooled "
+             "statistics of all micro-batches"),
+    cl::init("micro"), cl::cat(trainingCategory));
+static cl::opt<int64_t> accumSteps(
+    "accum-steps",
+    cl::desc("Micro-batches per optimizer step (the trainer's default)"),
+    cl::value_desc("K"), cl::init(1), cl::cat(trainingCategory));
+static cl::opt<std::string>
+    freeze("freeze",
+           cl::desc("Parameters to keep fixed (regex on the whole name)"),
+           cl::value_desc("REGEX"), cl::init(""), cl::cat(trainingCategory));
+
+static traincc::CompileOptions collectOptions() {
   traincc::CompileOptions options;
   options.inputPath = inputPath;
   options.outputPath = outputPath;
@@ -53,5 +106,32 @@ int main(int argc, char **argv) {
   options.batchSize = batchSize;
   options.report = report;
   options.printWeights = printWeights;
-  return traincc::runCompile(options);
+  traincc::TrainingOptions &t = options.training;
+  t.loss = loss;
+  t.optimizer = optimizer;
+  t.momentum = momentum;
+  t.dampening = dampening;
+  t.nesterov = nesterov;
+  t.weightDecay = weightDecay;
+  t.noDecay = noDecay;
+  t.beta1 = beta1;
+  t.beta2 = beta2;
+  t.eps = eps;
+  t.bnStats = bnStats;
+  t.accumSteps = accumSteps;
+  t.freeze = freeze;
+  return options;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions({&category, &trainingCategory});
+  cl::ParseCommandLineOptions(
+      argc, argv, "traincc: ahead-of-time compiler for training ONNX models\n");
+  if (listOps) {
+    for (const std::string &op : traincc::getSupportedONNXOps())
+      llvm::outs() << op << "\n";
+    return 0;
+  }
+  return traincc::runCompile(collectOptions());
 }

@@ -17,6 +17,29 @@ namespace traincc {
 enum class EmitKind {
   /// The imported Train forward graph as MLIR text.
   TrainMLIR,
+  /// The first import stage alone (`train.onnx_node` ops, before
+  /// legalisation) as MLIR text.
+  ONNXMLIR,
+  /// The training-step functions (@micro_step, @apply_step, @eval_step)
+  /// in the Train dialect as MLIR text.
+  StepMLIR,
+};
+
+/// How the trainer trains: the compile-time half of DESIGN.md section 5.
+struct TrainingOptions {
+  std::string loss = "auto";
+  std::string optimizer = "sgd";
+  double momentum = 0.0;
+  double dampening = 0.0;
+  bool nesterov = false;
+  double weightDecay = 0.0;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  std::string noDecay;
+  std::string bnStats = "micro";
+  int64_t accumSteps = 1;
+  std::string freeze;
 };
 
 struct CompileOptions {
@@ -29,12 +52,17 @@ struct CompileOptions {
   /// Print a summary of the model (inputs, outputs, ops, parameters) to
   /// standard output.
   bool report = false;
+  TrainingOptions training;
   /// Print full initial values in emitted MLIR instead of eliding tensors
   /// of more than 16 elements.
   bool printWeights = false;
 };
 
-/// Runs one compile. Diagnostics go to standard error as
+/// Checks option values (ranges, names); prints "traincc: error: ..." for
+/// the first bad one and returns false.
+bool validateOptions(const CompileOptions &options);
+
+/// Runs one compile (validating the options first). Diagnostics go to standard error as
 /// "traincc: error: ..."; returns the process exit code (0 or 1).
 int runCompile(const CompileOptions &options);
 

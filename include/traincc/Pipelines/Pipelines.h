@@ -25,6 +25,52 @@ struct ImportPipelineOptions
 void buildImportPipeline(mlir::OpPassManager &pm,
                          const ImportPipelineOptions &options);
 
+struct TrainingPipelineOptions
+    : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
+  Option<std::string> loss{*this, "loss",
+                           llvm::cl::desc("auto, cross-entropy, mse or output"),
+                           llvm::cl::init("auto")};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("sgd, adam or adamw"),
+                                llvm::cl::init("sgd")};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"),
+                          llvm::cl::init(0.0)};
+  Option<double> dampening{*this, "dampening",
+                           llvm::cl::desc("SGD dampening"),
+                           llvm::cl::init(0.0)};
+  Option<bool> nesterov{*this, "nesterov",
+                        llvm::cl::desc("SGD Nesterov momentum"),
+                        llvm::cl::init(false)};
+  Option<double> weightDecay{*this, "weight-decay",
+                             llvm::cl::desc("Weight decay"),
+                             llvm::cl::init(0.0)};
+  Option<double> beta1{*this, "beta1", llvm::cl::desc("Adam beta1"),
+                       llvm::cl::init(0.9)};
+  Option<double> beta2{*this, "beta2", llvm::cl::desc("Adam beta2"),
+                       llvm::cl::init(0.999)};
+  Option<double> eps{*this, "eps", llvm::cl::desc("Adam epsilon"),
+                     llvm::cl::init(1e-8)};
+  Option<std::string> noDecay{
+      *this, "no-decay",
+      llvm::cl::desc("Regex of parameters exempt from weight decay"),
+      llvm::cl::init("")};
+  Option<std::string> bnStats{*this, "bn-stats",
+                              llvm::cl::desc("micro or step"),
+                              llvm::cl::init("micro")};
+  Option<int64_t> accumSteps{
+      *this, "accum-steps",
+      llvm::cl::desc("Micro-batches per optimizer step (trainer default)"),
+      llvm::cl::init(1)};
+  Option<std::string> freeze{*this, "freeze",
+                             llvm::cl::desc("Regex of parameters to freeze"),
+                             llvm::cl::init("")};
+};
+
+/// From a Train forward graph to the step functions @micro_step,
+/// @apply_step and @eval_step.
+void buildTrainingPipeline(mlir::OpPassManager &pm,
+                           const TrainingPipelineOptions &options);
+
 /// Registers every named pipeline with the pass registry.
 void registerPipelines();
 

@@ -17,6 +17,17 @@ using namespace traincc::onnx_import;
 
 namespace {
 
+/// 1 - x for an ONNX float attribute that stands for a short decimal.
+/// PyTorch exports momentum 0.1 as the float nearest 0.9; 1 - that float is
+/// 0.100000024, not 0.1. Rounding to the 7 significant digits a float
+/// carries recovers the decimal the user wrote (and PyTorch computes with).
+float complementOfFloat(float x) {
+  double complement = 1.0 - static_cast<double>(x);
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.7g", complement);
+  return std::strtof(text, nullptr);
+}
+
 //===----------------------------------------------------------------------===//
 // Windows (Conv and pooling)
 //===----------------------------------------------------------------------===//
@@ -261,7 +272,7 @@ LogicalResult legalizeBatchNorm(const ONNXNode &node, RewriterBase &rewriter) {
   FailureOr<Value> bn = createInferred<train::BatchNormOp>(
       node, rewriter, operands[0], operands[1], operands[2], operands[3],
       operands[4], rewriter.getF32FloatAttr(epsilon),
-      rewriter.getF32FloatAttr(1.0f - momentum));
+      rewriter.getF32FloatAttr(complementOfFloat(momentum)));
   if (failed(bn))
     return failure();
   return finishNode(node, rewriter, *bn);

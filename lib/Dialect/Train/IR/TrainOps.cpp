@@ -182,9 +182,12 @@ static ParseResult parseParamKind(OpAsmParser &parser, ParamKindAttr &kind) {
     return failure();
   std::optional<ParamKind> value = symbolizeParamKind(word);
   if (!value)
-    return parser.emitError(loc, "expected trainable, frozen, running_mean or "
-                                 "running_var, got '")
-           << word << "'";
+  {
+    InFlightDiagnostic diag = parser.emitError(loc, "expected one of ");
+    for (uint32_t i = 0; i <= getMaxEnumValForParamKind(); ++i)
+      diag << (i ? ", " : "") << stringifyParamKind(static_cast<ParamKind>(i));
+    return diag << "; got '" << word << "'";
+  }
   kind = ParamKindAttr::get(parser.getContext(), *value);
   return success();
 }
@@ -248,48 +251,67 @@ ReadParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // Convolution, normalisation and dense layers
 //===----------------------------------------------------------------------===//
 
+FailureOr<SmallVector<int64_t>> traincc::train::inferConvShape(
+    std::optional<Location> loc, RankedTensorType input,
+    RankedTensorType weight, Type biasType, ArrayRef<int64_t> strides,
+    ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations, int64_t groups) {
+  if (input.getRank() < 3) {
+    (void)emitOptionalError(loc,
+                            "input must have rank 3 or more (N, C, "
+                            "spatial...), got ",
+                            input);
+    return failure();
+  }
+  if (weight.getRank() != input.getRank()) {
+    (void)emitOptionalError(loc, "weight rank ", weight.getRank(),
+                            " differs from input rank ", input.getRank());
+    return failure();
+  }
+  SmallVector<Type> operandTypes = {input, weight};
+  if (biasType)
+    operandTypes.push_back(biasType);
+  if (failed(requireSameElementType(loc, operandTypes)))
+    return failure();
+  int64_t spatial = input.getRank() - 2;
+  if (failed(verifyWindowAttrs(loc, spatial, weight.getShape().drop_front(2),
+                               strides, pads, dilations)))
+    return failure();
+  int64_t channels = input.getDimSize(1);
+  int64_t filters = weight.getDimSize(0);
+  if (groups < 1 || channels % groups != 0 || filters % groups != 0) {
+    (void)emitOptionalError(loc, "groups = ", groups,
+                            " must divide the input channels (", channels,
+                            ") and the filters (", filters, ")");
+    return failure();
+  }
+  if (weight.getDimSize(1) * groups != channels) {
+    (void)emitOptionalError(loc, "weight has ", weight.getDimSize(1),
+                            " channels per group but the input has ", channels,
+                            " channels in ", groups, " groups");
+    return failure();
+  }
+  if (biasType) {
+    auto bias = cast<RankedTensorType>(biasType);
+    if (bias.getRank() != 1 || bias.getDimSize(0) != filters) {
+      (void)emitOptionalError(loc, "bias must be a vector of ", filters,
+                              " elements, got ", bias);
+      return failure();
+    }
+  }
+  return windowedShape(loc, input, filters, weight.getShape().drop_front(2),
+                       strides, pads, dilations, /*ceilMode=*/false);
+}
+
 LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
   RankedTensorType input = rankedType(adaptor.getInput());
-  RankedTensorType weight = rankedType(adaptor.getWeight());
-  if (input.getRank() < 3)
-    return emitOptionalError(loc,
-                             "input must have rank 3 or more (N, C, "
-                             "spatial...), got ",
-                             input);
-  if (weight.getRank() != input.getRank())
-    return emitOptionalError(loc, "weight rank ", weight.getRank(),
-                             " differs from input rank ", input.getRank());
-  SmallVector<Type> operandTypes = {input, weight};
-  if (adaptor.getBias())
-    operandTypes.push_back(adaptor.getBias().getType());
-  if (failed(requireSameElementType(loc, operandTypes)))
-    return failure();
-  int64_t spatial = input.getRank() - 2;
-  if (failed(verifyWindowAttrs(loc, spatial, weight.getShape().drop_front(2),
-                               adaptor.getStrides(), adaptor.getPads(),
-                               adaptor.getDilations())))
-    return failure();
-  int64_t groups = adaptor.getGroups();
-  int64_t channels = input.getDimSize(1);
-  int64_t filters = weight.getDimSize(0);
-  if (groups < 1 || channels % groups != 0 || filters % groups != 0)
-    return emitOptionalError(loc, "groups = ", groups,
-                             " must divide the input channels (", channels,
-                             ") and the filters (", filters, ")");
-  if (weight.getDimSize(1) * groups != channels)
-    return emitOptionalError(loc, "weight has ", weight.getDimSize(1),
-                             " channels per group but the input has ", channels,
-                             " channels in ", groups, " groups");
-  if (adaptor.getBias() &&
-      failed(requireChannelVector(loc, adaptor.getBias(), "bias", filters)))
-    return failure();
-  FailureOr<SmallVector<int64_t>> shape = windowedShape(
-      loc, input, filters, weight.getShape().drop_front(2),
+  FailureOr<SmallVector<int64_t>> shape = inferConvShape(
+      loc, input, rankedType(adaptor.getWeight()),
+      adaptor.getBias() ? adaptor.getBias().getType() : Type(),
       adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),
-      /*ceilMode=*/false);
+      adaptor.getGroups());
   if (failed(shape))
     return failure();
   types.push_back(RankedTensorType::get(*shape, input.getElementType()));
@@ -457,24 +479,31 @@ LogicalResult LogSoftmaxOp::verify() {
 // Pooling
 //===----------------------------------------------------------------------===//
 
+FailureOr<SmallVector<int64_t>> traincc::train::inferPoolShape(
+    std::optional<Location> loc, RankedTensorType input,
+    ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+    ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations, bool ceilMode) {
+  if (input.getRank() < 3) {
+    (void)emitOptionalError(loc, "input must have rank 3 or more, got ",
+                            input);
+    return failure();
+  }
+  if (failed(verifyWindowAttrs(loc, input.getRank() - 2, kernel, strides,
+                               pads, dilations)) ||
+      failed(verifyPoolPads(loc, kernel, pads, dilations)))
+    return failure();
+  return windowedShape(loc, input, input.getDimSize(1), kernel, strides, pads,
+                       dilations, ceilMode);
+}
+
 LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   RankedTensorType input = rankedType(adaptor.getInput());
-  if (input.getRank() < 3)
-    return emitOptionalError(loc, "input must have rank 3 or more, got ",
-                             input);
-  if (failed(verifyWindowAttrs(loc, input.getRank() - 2,
-                               adaptor.getKernelShape(), adaptor.getStrides(),
-                               adaptor.getPads(), adaptor.getDilations())) ||
-      failed(verifyPoolPads(loc, adaptor.getKernelShape(), adaptor.getPads(),
-                            adaptor.getDilations())))
-    return failure();
-  FailureOr<SmallVector<int64_t>> shape =
-      windowedShape(loc, input, input.getDimSize(1), adaptor.getKernelShape(),
-                    adaptor.getStrides(), adaptor.getPads(),
-                    adaptor.getDilations(), adaptor.getCeilMode());
+  FailureOr<SmallVector<int64_t>> shape = inferPoolShape(
+      loc, input, adaptor.getKernelShape(), adaptor.getStrides(),
+      adaptor.getPads(), adaptor.getDilations(), adaptor.getCeilMode());
   if (failed(shape))
     return failure();
   types.push_back(RankedTensorType::get(*shape, input.getElementType()));
@@ -486,20 +515,11 @@ LogicalResult AvgPoolOp::inferReturnTypes(MLIRContext *,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   RankedTensorType input = rankedType(adaptor.getInput());
-  if (input.getRank() < 3)
-    return emitOptionalError(loc, "input must have rank 3 or more, got ",
-                             input);
-  SmallVector<int64_t> dilations(input.getRank() - 2, 1);
-  if (failed(verifyWindowAttrs(loc, input.getRank() - 2,
-                               adaptor.getKernelShape(), adaptor.getStrides(),
-                               adaptor.getPads(), dilations)) ||
-      failed(verifyPoolPads(loc, adaptor.getKernelShape(), adaptor.getPads(),
-                            dilations)))
-    return failure();
+  SmallVector<int64_t> dilations(std::max<int64_t>(input.getRank() - 2, 0), 1);
   FailureOr<SmallVector<int64_t>> shape =
-      windowedShape(loc, input, input.getDimSize(1), adaptor.getKernelShape(),
-                    adaptor.getStrides(), adaptor.getPads(), dilations,
-                    adaptor.getCeilMode());
+      inferPoolShape(loc, input, adaptor.getKernelShape(),
+                     adaptor.getStrides(), adaptor.getPads(), dilations,
+                     adaptor.getCeilMode());
   if (failed(shape))
     return failure();
   types.push_back(RankedTensorType::get(*shape, input.getElementType()));
@@ -606,38 +626,76 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+FailureOr<SmallVector<int64_t>> traincc::train::inferSliceShape(
+    std::optional<Location> loc, RankedTensorType input,
+    ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,
+    ArrayRef<int64_t> steps) {
+  int64_t rank = input.getRank();
+  if (static_cast<int64_t>(starts.size()) != rank ||
+      static_cast<int64_t>(ends.size()) != rank ||
+      static_cast<int64_t>(steps.size()) != rank) {
+    (void)emitOptionalError(loc, "starts, ends and steps need ", rank,
+                            " entries each");
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t dim = input.getDimSize(i);
+    if (steps[i] == 0) {
+      (void)emitOptionalError(loc, "step of axis ", i, " is zero");
+      return failure();
+    }
+    // An empty axis takes start 0 (and yields nothing).
+    if (starts[i] < 0 || starts[i] >= std::max<int64_t>(dim, 1)) {
+      (void)emitOptionalError(loc, "start ", starts[i], " of axis ", i,
+                              " is outside [0, ", std::max<int64_t>(dim, 1),
+                              ")");
+      return failure();
+    }
+    if (ends[i] < -1 || ends[i] > dim) {
+      (void)emitOptionalError(loc, "end ", ends[i], " of axis ", i,
+                              " is outside [-1, ", dim, "]");
+      return failure();
+    }
+    int64_t distance = steps[i] > 0 ? ends[i] - starts[i] : starts[i] - ends[i];
+    int64_t step = std::abs(steps[i]);
+    shape.push_back(std::max<int64_t>(0, (distance + step - 1) / step));
+  }
+  return shape;
+}
+
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
   RankedTensorType input = rankedType(adaptor.getInput());
-  ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds(),
-                    steps = adaptor.getSteps();
-  int64_t rank = input.getRank();
-  if (static_cast<int64_t>(starts.size()) != rank ||
-      static_cast<int64_t>(ends.size()) != rank ||
-      static_cast<int64_t>(steps.size()) != rank)
-    return emitOptionalError(loc, "starts, ends and steps need ", rank,
-                             " entries each");
-  SmallVector<int64_t> shape;
-  for (int64_t i = 0; i < rank; ++i) {
-    int64_t dim = input.getDimSize(i);
-    if (steps[i] == 0)
-      return emitOptionalError(loc, "step of axis ", i, " is zero");
-    // An empty axis takes start 0 (and yields nothing).
-    if (starts[i] < 0 || starts[i] >= std::max<int64_t>(dim, 1))
-      return emitOptionalError(loc, "start ", starts[i], " of axis ", i,
-                               " is outside [0, ", std::max<int64_t>(dim, 1),
-                               ")");
-    if (ends[i] < -1 || ends[i] > dim)
-      return emitOptionalError(loc, "end ", ends[i], " of axis ", i,
-                               " is outside [-1, ", dim, "]");
-    int64_t distance = steps[i] > 0 ? ends[i] - starts[i] : starts[i] - ends[i];
-    int64_t step = std::abs(steps[i]);
-    shape.push_back(std::max<int64_t>(0, (distance + step - 1) / step));
-  }
-  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  FailureOr<SmallVector<int64_t>> shape =
+      inferSliceShape(loc, input, adaptor.getStarts(), adaptor.getEnds(),
+                      adaptor.getSteps());
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, input.getElementType()));
   return success();
+}
+
+/// The reduction prints as a bare word: `reduction mean`.
+static ParseResult parseReduction(OpAsmParser &parser,
+                                  ReductionAttr &reduction) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef word;
+  if (parser.parseKeyword(&word))
+    return failure();
+  std::optional<Reduction> value = symbolizeReduction(word);
+  if (!value)
+    return parser.emitError(loc, "expected 'mean' or 'none', got '")
+           << word << "'";
+  reduction = ReductionAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printReduction(OpAsmPrinter &printer, Operation *,
+                           ReductionAttr reduction) {
+  printer << stringifyReduction(reduction.getValue());
 }
 
 #define GET_OP_CLASSES

@@ -12,11 +12,26 @@ def Train_ParamKind : I32EnumAttr<"ParamKind", "kind of a module-level parameter
     I32EnumAttrCase<"Trainable", 0, "trainable">,
     I32EnumAttrCase<"Frozen", 1, "frozen">,
     I32EnumAttrCase<"RunningMean", 2, "running_mean">,
-    I32EnumAttrCase<"RunningVar", 3, "running_var">
+    I32EnumAttrCase<"RunningVar", 3, "running_var">,
+    I32EnumAttrCase<"Gradient", 4, "gradient">,
+    I32EnumAttrCase<"OptimizerState", 5, "optimizer_state">,
+    I32EnumAttrCase<"LossScaler", 6, "loss_scaler">,
+    I32EnumAttrCase<"BNAccumulator", 7, "bn_accumulator">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::traincc::train";
 }
+
+// How a loss is reduced over the micro-batch.
+def Train_Reduction : I32EnumAttr<"Reduction", "loss reduction", [
+    I32EnumAttrCase<"Mean", 0, "mean">,
+    I32EnumAttrCase<"None", 1, "none">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::traincc::train";
+}
+
+def Train_ReductionAttr : EnumAttr<Train_Dialect, Train_Reduction, "reduction">;
 
 def Train_ParamKindAttr : EnumAttr<Train_Dialect, Train_ParamKind, "param_kind">;
 

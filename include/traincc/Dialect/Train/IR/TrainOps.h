@@ -34,6 +34,28 @@ int64_t windowOutputSize(int64_t inputSize, int64_t kernel, int64_t stride,
                          int64_t padBegin, int64_t padEnd, int64_t dilation,
                          bool ceilMode);
 
+/// Result shape of a convolution of `input` by `weight` (with a bias of
+/// `biasType` unless null); failure, with a diagnostic at `loc` when given,
+/// if the operands and attributes do not fit together.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+inferConvShape(std::optional<mlir::Location> loc, mlir::RankedTensorType input,
+               mlir::RankedTensorType weight, mlir::Type biasType,
+               llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> pads,
+               llvm::ArrayRef<int64_t> dilations, int64_t groups);
+
+/// Result shape of max or average pooling of `input`.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+inferPoolShape(std::optional<mlir::Location> loc, mlir::RankedTensorType input,
+               llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> strides,
+               llvm::ArrayRef<int64_t> pads, llvm::ArrayRef<int64_t> dilations,
+               bool ceilMode);
+
+/// Result shape of a train.slice of `input`.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+inferSliceShape(std::optional<mlir::Location> loc, mlir::RankedTensorType input,
+                llvm::ArrayRef<int64_t> starts, llvm::ArrayRef<int64_t> ends,
+                llvm::ArrayRef<int64_t> steps);
+
 } // namespace traincc::train
 
 #endif // TRAINCC_DIALECT_TRAIN_IR_TRAINOPS_H

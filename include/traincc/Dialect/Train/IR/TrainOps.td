@@ -616,4 +616,7 @@ def Train_IdentityOp : Train_Op<"identity", [Pure, SameOperandsAndResultType]> {
   let hasFolder = 1;
 }
 
+include "traincc/Dialect/Train/IR/TrainGradientOps.td"
+include "traincc/Dialect/Train/IR/TrainStepOps.td"
+
 #endif // TRAINCC_DIALECT_TRAIN_IR_TRAINOPS_TD

@@ -1,0 +1,135 @@
+//===- Passes.td - training-step construction passes -------*- tablegen -*-===//
+//
+// These passes turn an imported forward graph (`func.func @forward` plus
+// `train.param` declarations) into the functions a trainer runs:
+//
+//   @micro_step(inputs..., target, grad_scale: f32, seed: i64) -> loss
+//   @apply_step(lr: f32, step: i64)
+//   @eval_step(inputs..., target) -> (outputs..., per-sample losses)
+//
+// in this order: freeze-params, append-loss, explicit-training-mode,
+// autodiff, build-optimizer (traincc-training-pipeline runs them).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRAINCC_TRANSFORMS_PASSES_TD
+#define TRAINCC_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Training-step construction
+//===----------------------------------------------------------------------===//
+
+def FreezeParamsPass : Pass<"traincc-freeze-params", "mlir::ModuleOp"> {
+  let summary = "Marks trainable parameters whose name matches a regex frozen";
+  let description = [{
+    `--freeze REGEX` of traincc: a frozen parameter gets no gradient and no
+    optimizer update, and is exported unchanged. The regex is matched
+    against the whole ONNX initializer name (POSIX extended syntax).
+  }];
+  let options = [
+    Option<"pattern", "pattern", "std::string", /*default=*/"\"\"",
+           "Regex of parameter names to freeze (empty: none)">
+  ];
+}
+
+def AppendLossPass : Pass<"traincc-append-loss", "mlir::ModuleOp"> {
+  let summary = "Builds the loss function and the evaluation step from @forward";
+  let description = [{
+    Replaces `@forward` by two functions:
+    `@loss(inputs..., target) -> tensor<f32>`, the mean loss of a
+    micro-batch (the function autodiff differentiates), and
+    `@eval_step(inputs..., target) -> (outputs..., tensor<Nxf32>)`, the
+    model's outputs and each sample's loss. The loss applies to the first
+    output. `auto` picks `output` for a scalar output, `cross-entropy` for
+    a [N, C] float output, and `mse` otherwise. Cross-entropy takes int64
+    class labels [N]; mse takes a float target of the output's type;
+    `output` uses the model's own scalar output and takes no target.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"auto\"",
+           "auto, cross-entropy, mse or output">
+  ];
+  let dependentDialects = ["::traincc::train::TrainDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def ExplicitTrainingModePass
+    : Pass<"traincc-explicit-training-mode", "mlir::ModuleOp"> {
+  let summary = "Makes BatchNorm and dropout explicit in training and evaluation";
+  let description = [{
+    In `@loss`: each `train.batch_norm` becomes `train.bn_stats` (batch
+    statistics), `train.bn_apply` with them, and a running-statistics
+    update; each `train.dropout` becomes a multiplication by a
+    `train.dropout_mask` keyed by a new trailing `seed: i64` argument (one
+    stream per dropout). In `@eval_step`: BatchNorm normalises with the
+    running statistics and dropout disappears.
+
+    `bn-stats=micro` (PyTorch) updates the running statistics once per
+    micro-batch, in `@loss`. `bn-stats=step` instead accumulates each
+    micro-batch's mean and mean of squares into `bn_accumulator` buffers
+    and updates the running statistics once per optimizer step, in
+    `@apply_step(lr: f32, step: i64)`, from the pooled statistics of all
+    micro-batches: the statistics of the whole effective batch.
+  }];
+  let options = [
+    Option<"bnStats", "bn-stats", "std::string", /*default=*/"\"micro\"",
+           "micro or step">,
+    Option<"accumSteps", "accum-steps", "int64_t", /*default=*/"1",
+           "Micro-batches per optimizer step (for bn-stats=step pooling)">
+  ];
+  let dependentDialects = ["::traincc::train::TrainDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def AutodiffPass : Pass<"traincc-autodiff", "mlir::ModuleOp"> {
+  let summary = "Reverse-mode differentiation of @loss into @micro_step";
+  let description = [{
+    Differentiates the mean loss of `@loss` by every trainable parameter
+    and emits `@micro_step(args of @loss..., grad_scale: f32) -> loss`
+    (the `grad_scale` argument is placed before `seed` when there is one):
+    the forward computation, then one gradient rule per op in reverse
+    order, then `train.accumulate @"<param>.grad", grad scale grad_scale`
+    for each parameter, declaring the `gradient` buffers. Only values that
+    depend on a trainable parameter get gradients, so the first layer
+    computes no input gradient. An op without a gradient rule on that path
+    is an error naming it.
+  }];
+  let dependentDialects = ["::traincc::train::TrainDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def BuildOptimizerPass : Pass<"traincc-build-optimizer", "mlir::ModuleOp"> {
+  let summary = "Emits @apply_step: one optimizer update per parameter";
+  let description = [{
+    For each trainable parameter with a gradient buffer: declares the
+    optimizer state (SGD momentum buffer; Adam moments), emits
+    `train.sgd_update` or `train.adam_update` (decoupled for adamw) into
+    `@apply_step(lr: f32, step: i64)` (created unless an earlier pass made
+    it), then clears the gradient. Weight decay applies to every parameter
+    unless its name matches `no-decay`.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, adam or adamw">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0",
+           "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "SGD Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Weight decay (L2 for sgd/adam, decoupled for adamw)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">,
+    Option<"noDecay", "no-decay", "std::string", /*default=*/"\"\"",
+           "Regex of parameter names exempt from weight decay">
+  ];
+  let dependentDialects = ["::traincc::train::TrainDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+#endif // TRAINCC_TRANSFORMS_PASSES_TD

@@ -1,0 +1,125 @@
+//===- Autodiff.cpp - @loss -> @micro_step --------------------------------===//
+
+#include "GradientRules.h"
+
+#include "traincc/Dialect/Train/IR/TrainOps.h"
+#include "traincc/Transforms/Passes.h"
+
+namespace traincc {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#include "traincc/Transforms/Passes.h.inc"
+} // namespace traincc
+
+using namespace mlir;
+using namespace traincc;
+
+namespace {
+
+/// Values that depend on a trainable parameter: the only ones whose
+/// gradient is worth computing.
+DenseSet<Value> findActiveValues(func::FuncOp func, ModuleOp module) {
+  DenseSet<Value> active;
+  func.walk([&](Operation *op) {
+    bool isActive = false;
+    if (auto read = dyn_cast<train::ReadParamOp>(op)) {
+      auto param = module.lookupSymbol<train::ParamOp>(read.getParamAttr());
+      isActive = param && param.getKind() == train::ParamKind::Trainable;
+    } else {
+      isActive = llvm::any_of(op->getOperands(), [&](Value operand) {
+        return active.contains(operand);
+      });
+    }
+    if (isActive)
+      active.insert(op->getResults().begin(), op->getResults().end());
+  });
+  return active;
+}
+
+struct AutodiffPass : public traincc::impl::AutodiffPassBase<AutodiffPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto lossFunc = module.lookupSymbol<func::FuncOp>("loss");
+    if (!lossFunc || lossFunc.getNumResults() != 1 ||
+        !lossFunc.getBody().hasOneBlock()) {
+      module.emitError("expected a single-block @loss function with one "
+                       "result (run traincc-append-loss first)");
+      return signalPassFailure();
+    }
+    OpBuilder builder(lossFunc);
+    func::FuncOp step = lossFunc.clone();
+    step.setSymName("micro_step");
+    builder.insert(step);
+
+    // grad_scale goes before the trailing seed, if there is one.
+    unsigned scaleIndex = step.getNumArguments();
+    if (scaleIndex > 0 && step.getArgumentTypes().back().isInteger(64))
+      --scaleIndex;
+    (void)step.insertArgument(
+        scaleIndex, builder.getF32Type(),
+        builder.getDictionaryAttr(builder.getNamedAttr(
+            "train.name", builder.getStringAttr("grad_scale"))),
+        step.getLoc());
+    Value gradScale = step.getArgument(scaleIndex);
+
+    Block &body = step.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    Value loss = ret.getOperand(0);
+    auto lossType = dyn_cast<RankedTensorType>(loss.getType());
+    if (!lossType || lossType.getRank() != 0) {
+      step.emitError("the loss must be a scalar tensor, got ")
+          << loss.getType();
+      step.erase();
+      return signalPassFailure();
+    }
+
+    DenseSet<Value> active = findActiveValues(step, module);
+    builder.setInsertionPoint(ret);
+    GradientEmitter emitter(builder, active);
+    if (active.contains(loss))
+      emitter.addGradient(loss, emitter.scalar(ret.getLoc(),
+                                               lossType.getElementType(), 1.0));
+
+    SmallVector<Operation *> forwardOps;
+    for (Operation &op : body.without_terminator())
+      forwardOps.push_back(&op);
+    for (Operation *op : llvm::reverse(forwardOps))
+      if (failed(emitGradientRule(op, emitter))) {
+        step.erase();
+        return signalPassFailure();
+      }
+
+    // One accumulation per parameter, summing the gradients of all its
+    // reads.
+    llvm::MapVector<StringAttr, Value> paramGradients;
+    for (Operation *op : forwardOps) {
+      auto read = dyn_cast<train::ReadParamOp>(op);
+      if (!read || !active.contains(read.getResult()))
+        continue;
+      Value gradient = emitter.getGradient(read.getResult());
+      if (!gradient)
+        continue;
+      Value &slot = paramGradients[read.getParamAttr().getAttr()];
+      slot = slot ? Value(train::AddOp::create(builder, read.getLoc(), slot,
+                                               gradient))
+                  : gradient;
+    }
+    for (auto &[name, gradient] : paramGradients) {
+      auto param = module.lookupSymbol<train::ParamOp>(name);
+      std::string gradName = (name.getValue() + ".grad").str();
+      {
+        OpBuilder::InsertionGuard guard(builder);
+        builder.setInsertionPointAfter(param);
+        train::ParamOp::create(builder, param.getLoc(), gradName,
+                               train::ParamKind::Gradient,
+                               param.getType(), ElementsAttr());
+      }
+      train::AccumulateOp::create(
+          builder, ret.getLoc(),
+          FlatSymbolRefAttr::get(builder.getContext(), gradName), gradient,
+          gradScale);
+    }
+    lossFunc.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,97 @@
+//===- BuildOptimizer.cpp - @apply_step -----------------------------------===//
+
+#include "traincc/Dialect/Train/IR/TrainOps.h"
+#include "traincc/Transforms/Passes.h"
+
+#include "StepFunctions.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/Regex.h"
+
+namespace traincc {
+#define GEN_PASS_DEF_BUILDOPTIMIZERPASS
+#include "traincc/Transforms/Passes.h.inc"
+} // namespace traincc
+
+using namespace mlir;
+using namespace traincc;
+
+namespace {
+
+/// Declares a zero-initialised optimizer-state buffer shaped like `param`.
+FlatSymbolRefAttr declareState(train::ParamOp param, StringRef suffix) {
+  return declareBuffer(param, (param.getSymName() + suffix).str(),
+                       param.getTensorType(), train::ParamKind::OptimizerState);
+}
+
+struct BuildOptimizerPass
+    : public traincc::impl::BuildOptimizerPassBase<BuildOptimizerPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw") {
+      module.emitError("unknown optimizer '")
+          << optimizer << "' (expected sgd, adam or adamw)";
+      return signalPassFailure();
+    }
+    llvm::Regex noDecayRegex("^(" + noDecay + ")$");
+    std::string error;
+    if (!noDecay.empty() && !noDecayRegex.isValid(error)) {
+      module.emitError("invalid --no-decay regex '")
+          << noDecay << "': " << error;
+      return signalPassFailure();
+    }
+
+    OpBuilder builder(module.getBodyRegion());
+    func::FuncOp apply = getOrCreateApplyStep(module);
+    Block &body = apply.getBody().front();
+    Value lr = body.getArgument(0), step = body.getArgument(1);
+    // Optimizer updates run before anything an earlier pass put there (the
+    // pooled BatchNorm update), which does not depend on them.
+    builder.setInsertionPointToStart(&body);
+
+    // Pairs of (parameter, gradient buffer), in declaration order.
+    SmallVector<std::pair<train::ParamOp, train::ParamOp>> pairs;
+    for (auto param : module.getOps<train::ParamOp>()) {
+      if (param.getKind() != train::ParamKind::Trainable)
+        continue;
+      auto grad = module.lookupSymbol<train::ParamOp>(
+          (param.getSymName() + ".grad").str());
+      if (grad && grad.getKind() == train::ParamKind::Gradient)
+        pairs.push_back({param, grad});
+    }
+
+    for (auto [param, grad] : pairs) {
+      Location loc = param.getLoc();
+      auto paramRef = FlatSymbolRefAttr::get(param.getSymNameAttr());
+      auto gradRef = FlatSymbolRefAttr::get(grad.getSymNameAttr());
+      bool decays = noDecay.empty() || !noDecayRegex.match(param.getSymName());
+      FloatAttr decay =
+          builder.getF32FloatAttr(decays ? float(weightDecay) : 0.0f);
+      if (optimizer == "sgd") {
+        FlatSymbolRefAttr buffer;
+        if (momentum != 0.0)
+          buffer = declareState(param, ".momentum_buffer");
+        train::SGDUpdateOp::create(
+            builder, loc, paramRef, gradRef, buffer, lr, step,
+            builder.getF32FloatAttr(momentum),
+            builder.getF32FloatAttr(dampening), builder.getBoolAttr(nesterov),
+            decay);
+      } else {
+        FlatSymbolRefAttr expAvg = declareState(param, ".exp_avg");
+        FlatSymbolRefAttr expAvgSq = declareState(param, ".exp_avg_sq");
+        train::AdamUpdateOp::create(
+            builder, loc, paramRef, gradRef, expAvg, expAvgSq, lr, step,
+            builder.getF32FloatAttr(beta1), builder.getF32FloatAttr(beta2),
+            builder.getF32FloatAttr(eps), decay,
+            builder.getBoolAttr(optimizer == "adamw"));
+      }
+      train::ZeroOp::create(builder, loc, gradRef);
+    }
+    module->setAttr("train.optimizer", builder.getStringAttr(optimizer));
+  }
+
+};
+
+} // namespace

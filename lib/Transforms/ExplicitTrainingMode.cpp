@@ -1,0 +1,210 @@
+//===- ExplicitTrainingMode.cpp - BatchNorm and dropout per mode ----------===//
+
+#include "traincc/Dialect/Train/IR/TrainOps.h"
+#include "traincc/Transforms/Passes.h"
+
+#include "StepFunctions.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace traincc {
+#define GEN_PASS_DEF_EXPLICITTRAININGMODEPASS
+#include "traincc/Transforms/Passes.h.inc"
+} // namespace traincc
+
+using namespace mlir;
+using namespace traincc;
+
+namespace {
+
+/// The symbol of the parameter `value` reads, if it is a plain read.
+FlatSymbolRefAttr paramSymbolOf(Value value) {
+  if (auto read = value.getDefiningOp<train::ReadParamOp>())
+    return read.getParamAttr();
+  return nullptr;
+}
+
+struct ExplicitTrainingModePass
+    : public traincc::impl::ExplicitTrainingModePassBase<
+          ExplicitTrainingModePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (bnStats != "micro" && bnStats != "step") {
+      module.emitError("unknown --bn-stats '")
+          << bnStats << "' (expected micro or step)";
+      return signalPassFailure();
+    }
+    auto lossFunc = module.lookupSymbol<func::FuncOp>("loss");
+    auto evalFunc = module.lookupSymbol<func::FuncOp>("eval_step");
+    if (!lossFunc || !evalFunc) {
+      module.emitError("expected @loss and @eval_step (run "
+                       "traincc-append-loss first)");
+      return signalPassFailure();
+    }
+    if (failed(rewriteTraining(module, lossFunc)))
+      return signalPassFailure();
+    rewriteEvaluation(evalFunc);
+  }
+
+  /// Training form: batch statistics, running-statistics updates, masks.
+  LogicalResult rewriteTraining(ModuleOp module, func::FuncOp func) {
+    OpBuilder builder(func);
+    // Every micro-step gets a seed for its dropout masks, so the runtime
+    // calls every model the same way.
+    unsigned seedIndex = func.getNumArguments();
+    (void)func.insertArgument(
+        seedIndex, builder.getI64Type(),
+        builder.getDictionaryAttr(
+            builder.getNamedAttr("train.name", builder.getStringAttr("seed"))),
+        func.getLoc());
+    Value seed = func.getArgument(seedIndex);
+
+    SmallVector<train::BatchNormOp> norms;
+    SmallVector<train::DropoutOp> dropouts;
+    func.walk([&](Operation *op) {
+      if (auto bn = dyn_cast<train::BatchNormOp>(op))
+        norms.push_back(bn);
+      else if (auto dropout = dyn_cast<train::DropoutOp>(op))
+        dropouts.push_back(dropout);
+    });
+
+    for (auto [stream, dropout] : llvm::enumerate(dropouts)) {
+      builder.setInsertionPoint(dropout);
+      Value mask = train::DropoutMaskOp::create(
+          builder, dropout.getLoc(), dropout.getType(), seed,
+          dropout.getRatioAttr(), builder.getI64IntegerAttr(stream));
+      Value dropped = train::MulOp::create(builder, dropout.getLoc(),
+                                           dropout.getInput(), mask);
+      dropout.replaceAllUsesWith(dropped);
+      dropout.erase();
+    }
+
+    for (train::BatchNormOp bn : norms) {
+      FlatSymbolRefAttr mean = paramSymbolOf(bn.getRunningMean());
+      FlatSymbolRefAttr var = paramSymbolOf(bn.getRunningVar());
+      if (!mean || !var)
+        return bn.emitError("running statistics of a trained BatchNorm must "
+                            "be parameters (ONNX initializers)");
+      builder.setInsertionPoint(bn);
+      Location loc = bn.getLoc();
+      auto stats = train::BNStatsOp::create(builder, loc, bn.getInput());
+      Value normalized = train::BNApplyOp::create(
+          builder, loc, bn.getType(), bn.getInput(), stats.getMean(),
+          stats.getVariance(), bn.getScale(), bn.getBias(),
+          bn.getEpsilonAttr());
+      RankedTensorType inputType = bn.getInput().getType();
+      int64_t count = inputType.getNumElements() / inputType.getDimSize(1);
+      if (bnStats == "micro")
+        train::BNRunningUpdateOp::create(
+            builder, loc, mean, var, stats.getMean(), stats.getVariance(),
+            /*batches=*/Value(), bn.getMomentumAttr(),
+            builder.getI64IntegerAttr(count));
+      else
+        poolForStep(module, builder, bn, stats, mean, var, count);
+      bn.replaceAllUsesWith(normalized);
+      bn.erase();
+    }
+    return success();
+  }
+
+  /// bn-stats=step: each micro-batch adds its mean and mean of squares to
+  /// accumulators (and counts itself); @apply_step turns their averages into
+  /// the statistics of the whole effective batch and updates once.
+  void poolForStep(ModuleOp module, OpBuilder &builder, train::BatchNormOp bn,
+                   train::BNStatsOp stats, FlatSymbolRefAttr mean,
+                   FlatSymbolRefAttr var, int64_t count) {
+    Location loc = bn.getLoc();
+    auto anchor = module.lookupSymbol<train::ParamOp>(mean.getAttr());
+    RankedTensorType statType = stats.getMean().getType();
+    std::string base = mean.getValue().str();
+    FlatSymbolRefAttr meanSum =
+        declareBuffer(anchor, base + ".pooled_mean", statType,
+                      train::ParamKind::BNAccumulator);
+    FlatSymbolRefAttr squareSum =
+        declareBuffer(anchor, base + ".pooled_square", statType,
+                      train::ParamKind::BNAccumulator);
+    FlatSymbolRefAttr batches = getOrCreateBatchCounter(module, builder);
+
+    // In the micro-step: sums of means and of E[x^2] = var + mean^2.
+    Value one = arith::ConstantOp::create(builder, loc,
+                                          builder.getF32FloatAttr(1.0f));
+    Value square = train::MulOp::create(builder, loc, stats.getMean(),
+                                        stats.getMean());
+    Value secondMoment =
+        train::AddOp::create(builder, loc, stats.getVariance(), square);
+    train::AccumulateOp::create(builder, loc, meanSum, stats.getMean(), one);
+    train::AccumulateOp::create(builder, loc, squareSum, secondMoment, one);
+
+    // In the optimizer step: pooled statistics and the single update.
+    func::FuncOp apply = getOrCreateApplyStep(module);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(apply.getBody().back().getTerminator());
+    auto counterType = RankedTensorType::get({}, builder.getF32Type());
+    Value n = train::ReadParamOp::create(builder, loc, counterType, batches);
+    Value pooledMean = train::DivOp::create(
+        builder, loc,
+        train::ReadParamOp::create(builder, loc, statType, meanSum), n);
+    Value pooledSquare = train::DivOp::create(
+        builder, loc,
+        train::ReadParamOp::create(builder, loc, statType, squareSum), n);
+    Value pooledVar = train::SubOp::create(
+        builder, loc, pooledSquare,
+        train::MulOp::create(builder, loc, pooledMean, pooledMean));
+    train::BNRunningUpdateOp::create(builder, loc, mean, var, pooledMean,
+                                     pooledVar, n, bn.getMomentumAttr(),
+                                     builder.getI64IntegerAttr(count));
+    train::ZeroOp::create(builder, loc, meanSum);
+    train::ZeroOp::create(builder, loc, squareSum);
+  }
+
+  /// The number of micro-batches pooled since the last optimizer step:
+  /// incremented by every micro-step, cleared by @apply_step.
+  FlatSymbolRefAttr getOrCreateBatchCounter(ModuleOp module,
+                                            OpBuilder &builder) {
+    StringRef name = "train.bn_micro_batches";
+    auto symbol = FlatSymbolRefAttr::get(builder.getContext(), name);
+    if (module.lookupSymbol(name))
+      return symbol;
+    OpBuilder::InsertionGuard guard(builder);
+    auto type = RankedTensorType::get({}, builder.getF32Type());
+    builder.setInsertionPointToStart(module.getBody());
+    train::ParamOp::create(builder, module.getLoc(), name,
+                           train::ParamKind::BNAccumulator, type,
+                           ElementsAttr());
+    // Counted once per micro-step, at the start of @loss.
+    auto lossFunc = module.lookupSymbol<func::FuncOp>("loss");
+    builder.setInsertionPointToStart(&lossFunc.getBody().front());
+    Location loc = lossFunc.getLoc();
+    Value one = arith::ConstantOp::create(builder, loc,
+                                          builder.getF32FloatAttr(1.0f));
+    Value unit = train::ConstantOp::create(
+        builder, loc, DenseElementsAttr::get(type, builder.getF32FloatAttr(1.0f)));
+    train::AccumulateOp::create(builder, loc, symbol, unit, one);
+    func::FuncOp apply = getOrCreateApplyStep(module);
+    builder.setInsertionPoint(apply.getBody().back().getTerminator());
+    train::ZeroOp::create(builder, loc, symbol);
+    return symbol;
+  }
+
+  /// Evaluation form: running statistics, no dropout.
+  void rewriteEvaluation(func::FuncOp func) {
+    func.walk([&](Operation *op) {
+      OpBuilder builder(op);
+      if (auto bn = dyn_cast<train::BatchNormOp>(op)) {
+        Value normalized = train::BNApplyOp::create(
+            builder, bn.getLoc(), bn.getType(), bn.getInput(),
+            bn.getRunningMean(), bn.getRunningVar(), bn.getScale(),
+            bn.getBias(), bn.getEpsilonAttr());
+        bn.replaceAllUsesWith(normalized);
+        bn.erase();
+      } else if (auto dropout = dyn_cast<train::DropoutOp>(op)) {
+        dropout.replaceAllUsesWith(dropout.getInput());
+        dropout.erase();
+      }
+    });
+  }
+};
+
+} // namespace

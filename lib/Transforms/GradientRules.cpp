@@ -1,0 +1,371 @@
+//===- GradientRules.cpp - per-op reverse-mode rules ----------------------===//
+//
+// One rule per forward op. A rule reads the adjoint of the op's result and
+// adds the adjoint of every active operand; inactive operands (data, frozen
+// parameters, constants) get nothing, so e.g. the first convolution of a
+// network computes no input gradient.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradientRules.h"
+
+#include "traincc/Dialect/Train/IR/TrainOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace traincc;
+namespace tr = traincc::train;
+
+void GradientEmitter::addGradient(Value value, Value gradient) {
+  if (!isActive(value) || !gradient)
+    return;
+  Value &slot = gradients[value];
+  slot = slot ? Value(tr::AddOp::create(builder, gradient.getLoc(), slot,
+                                        gradient))
+              : gradient;
+}
+
+Value GradientEmitter::scalar(Location loc, Type elementType, double number) {
+  auto type = RankedTensorType::get({}, elementType);
+  return tr::ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(type, builder.getFloatAttr(elementType, number)));
+}
+
+Value GradientEmitter::sumTo(Location loc, Value gradient, Type type) {
+  if (gradient.getType() == type)
+    return gradient;
+  return tr::SumToOp::create(builder, loc, type, gradient);
+}
+
+namespace {
+
+RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// All axes of a rank-`rank` tensor but the channel axis 1.
+SmallVector<int64_t> nonChannelAxes(int64_t rank) {
+  SmallVector<int64_t> axes = {0};
+  for (int64_t i = 2; i < rank; ++i)
+    axes.push_back(i);
+  return axes;
+}
+
+/// A transpose swapping the last two axes.
+Value transposeLastTwo(OpBuilder &builder, Location loc, Value value) {
+  int64_t rank = tensorType(value).getRank();
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[rank - 1], perm[rank - 2]);
+  return tr::TransposeOp::create(builder, loc, value, perm);
+}
+
+LogicalResult convRule(tr::ConvOp op, Value dy, GradientEmitter &e) {
+  OpBuilder &b = e.getBuilder();
+  Location loc = op.getLoc();
+  if (e.isActive(op.getInput()))
+    e.addGradient(op.getInput(),
+                  tr::ConvBackwardDataOp::create(
+                      b, loc, op.getInput().getType(), dy, op.getWeight(),
+                      op.getStridesAttr(), op.getPadsAttr(),
+                      op.getDilationsAttr(), op.getGroupsAttr()));
+  if (e.isActive(op.getWeight()))
+    e.addGradient(op.getWeight(),
+                  tr::ConvBackwardFilterOp::create(
+                      b, loc, op.getWeight().getType(), op.getInput(), dy,
+                      op.getStridesAttr(), op.getPadsAttr(),
+                      op.getDilationsAttr(), op.getGroupsAttr()));
+  if (op.getBias() && e.isActive(op.getBias()))
+    e.addGradient(op.getBias(),
+                  tr::ReduceSumOp::create(
+                      b, loc, dy, nonChannelAxes(tensorType(dy).getRank())));
+  return success();
+}
+
+LogicalResult bnApplyRule(tr::BNApplyOp op, Value dy, GradientEmitter &e) {
+  // Training-mode BatchNorm: the statistics are the input's own, so the
+  // input gradient includes the paths through them.
+  auto stats = op.getMean().getDefiningOp<tr::BNStatsOp>();
+  if (!stats || stats.getInput() != op.getInput() ||
+      op.getVariance() != stats.getVariance())
+    return op.emitError("no gradient rule for bn_apply with statistics that "
+                        "are not the batch statistics of its input");
+  auto backward = tr::BatchNormBackwardOp::create(
+      e.getBuilder(), op.getLoc(), dy, op.getInput(), op.getMean(),
+      op.getVariance(), op.getScale(), op.getEpsilonAttr());
+  e.addGradient(op.getInput(), backward.getInputGrad());
+  e.addGradient(op.getScale(), backward.getScaleGrad());
+  e.addGradient(op.getBias(), backward.getBiasGrad());
+  return success();
+}
+
+LogicalResult gemmRule(tr::GemmOp op, Value dy, GradientEmitter &e) {
+  OpBuilder &b = e.getBuilder();
+  Location loc = op.getLoc();
+  bool ta = op.getTransA(), tb = op.getTransB();
+  FloatAttr alpha = op.getAlphaAttr();
+  auto gemm = [&](Value lhs, Value rhs, bool transLhs, bool transRhs) {
+    return Value(tr::GemmOp::create(b, loc, lhs, rhs, Value(),
+                                    b.getBoolAttr(transLhs),
+                                    b.getBoolAttr(transRhs), alpha,
+                                    b.getF32FloatAttr(1.0f)));
+  };
+  // Y = alpha * op(A) op(B) + beta * C.
+  if (e.isActive(op.getA()))
+    e.addGradient(op.getA(), ta ? gemm(op.getB(), dy, tb, true)
+                                : gemm(dy, op.getB(), false, !tb));
+  if (e.isActive(op.getB()))
+    e.addGradient(op.getB(), tb ? gemm(dy, op.getA(), true, ta)
+                                : gemm(op.getA(), dy, !ta, false));
+  if (op.getC() && e.isActive(op.getC())) {
+    Value dc = dy;
+    if (op.getBeta().convertToDouble() != 1.0)
+      dc = tr::MulOp::create(
+          b, loc, dy,
+          e.scalar(loc, tensorType(dy).getElementType(),
+                   op.getBeta().convertToDouble()));
+    e.addGradient(op.getC(), e.sumTo(loc, dc, op.getC().getType()));
+  }
+  return success();
+}
+
+LogicalResult matmulRule(tr::MatMulOp op, Value dy, GradientEmitter &e) {
+  OpBuilder &b = e.getBuilder();
+  Location loc = op.getLoc();
+  if (tensorType(op.getLhs()).getRank() < 2 ||
+      tensorType(op.getRhs()).getRank() < 2)
+    return op.emitError("no gradient rule for matmul with a vector operand");
+  if (e.isActive(op.getLhs())) {
+    Value da = tr::MatMulOp::create(b, loc, dy,
+                                    transposeLastTwo(b, loc, op.getRhs()));
+    e.addGradient(op.getLhs(), e.sumTo(loc, da, op.getLhs().getType()));
+  }
+  if (e.isActive(op.getRhs())) {
+    Value db = tr::MatMulOp::create(b, loc,
+                                    transposeLastTwo(b, loc, op.getLhs()), dy);
+    e.addGradient(op.getRhs(), e.sumTo(loc, db, op.getRhs().getType()));
+  }
+  return success();
+}
+
+LogicalResult binaryRule(Operation *op, Value dy, GradientEmitter &e) {
+  OpBuilder &b = e.getBuilder();
+  Location loc = op->getLoc();
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Type element = tensorType(dy).getElementType();
+  auto negate = [&](Value value) {
+    return Value(tr::MulOp::create(b, loc, value, e.scalar(loc, element, -1.0)));
+  };
+  Value dl, dr;
+  if (isa<tr::AddOp>(op)) {
+    dl = dy;
+    dr = e.isActive(rhs) ? dy : Value();
+  } else if (isa<tr::SubOp>(op)) {
+    dl = dy;
+    dr = e.isActive(rhs) ? negate(dy) : Value();
+  } else if (isa<tr::MulOp>(op)) {
+    dl = e.isActive(lhs) ? Value(tr::MulOp::create(b, loc, dy, rhs)) : Value();
+    dr = e.isActive(rhs) ? Value(tr::MulOp::create(b, loc, dy, lhs)) : Value();
+  } else {
+    // y = a / b: da = dy / b, db = -dy * y / b.
+    dl = e.isActive(lhs) ? Value(tr::DivOp::create(b, loc, dy, rhs)) : Value();
+    if (e.isActive(rhs))
+      dr = negate(tr::DivOp::create(
+          b, loc, tr::MulOp::create(b, loc, dy, op->getResult(0)), rhs));
+  }
+  if (dl && e.isActive(lhs))
+    e.addGradient(lhs, e.sumTo(loc, dl, lhs.getType()));
+  if (dr)
+    e.addGradient(rhs, e.sumTo(loc, dr, rhs.getType()));
+  return success();
+}
+
+LogicalResult concatRule(tr::ConcatOp op, Value dy, GradientEmitter &e) {
+  RankedTensorType type = tensorType(dy);
+  int64_t axis = op.getAxis(), offset = 0;
+  for (Value input : op.getInputs()) {
+    RankedTensorType inputType = tensorType(input);
+    if (e.isActive(input)) {
+      SmallVector<int64_t> starts(type.getRank(), 0);
+      SmallVector<int64_t> ends(type.getShape());
+      SmallVector<int64_t> steps(type.getRank(), 1);
+      starts[axis] = offset;
+      ends[axis] = offset + inputType.getDimSize(axis);
+      e.addGradient(input, tr::SliceOp::create(e.getBuilder(), op.getLoc(),
+                                               dy, starts, ends, steps));
+    }
+    offset += inputType.getDimSize(axis);
+  }
+  return success();
+}
+
+LogicalResult globalAvgPoolRule(tr::GlobalAvgPoolOp op, Value dy,
+                                GradientEmitter &e) {
+  OpBuilder &b = e.getBuilder();
+  RankedTensorType input = op.getInput().getType();
+  int64_t spatial = input.getNumElements() /
+                    (input.getDimSize(0) * input.getDimSize(1));
+  Value spread = tr::BroadcastToOp::create(b, op.getLoc(), input, dy);
+  e.addGradient(op.getInput(),
+                tr::MulOp::create(b, op.getLoc(), spread,
+                                  e.scalar(op.getLoc(), input.getElementType(),
+                                           1.0 / double(spatial))));
+  return success();
+}
+
+LogicalResult lossRule(Operation *op, Value dl, GradientEmitter &e) {
+  OpBuilder &b = e.getBuilder();
+  if (auto ce = dyn_cast<tr::SoftmaxCrossEntropyOp>(op)) {
+    if (ce.getReduction() != tr::Reduction::Mean)
+      return op->emitError("only a mean loss can be differentiated");
+    e.addGradient(ce.getLogits(),
+                  tr::SoftmaxCrossEntropyBackwardOp::create(
+                      b, op->getLoc(), dl, ce.getLogits(), ce.getLabels()));
+    return success();
+  }
+  auto mse = cast<tr::MSEOp>(op);
+  if (mse.getReduction() != tr::Reduction::Mean)
+    return op->emitError("only a mean loss can be differentiated");
+  e.addGradient(mse.getPrediction(),
+                tr::MSEBackwardOp::create(b, op->getLoc(), dl,
+                                          mse.getPrediction(),
+                                          mse.getTarget()));
+  if (e.isActive(mse.getTarget()))
+    e.addGradient(mse.getTarget(),
+                  tr::MulOp::create(
+                      b, op->getLoc(),
+                      tr::MSEBackwardOp::create(b, op->getLoc(), dl,
+                                                mse.getPrediction(),
+                                                mse.getTarget()),
+                      e.scalar(op->getLoc(),
+                               tensorType(dl).getElementType(), -1.0)));
+  return success();
+}
+
+} // namespace
+
+LogicalResult traincc::emitGradientRule(Operation *op, GradientEmitter &e) {
+  // Ops whose results need no rule: leaves, and statistics whose gradient
+  // the bn_apply rule folds into batch_norm_backward.
+  if (isa<tr::ConstantOp, tr::ReadParamOp, tr::DropoutMaskOp, tr::BNStatsOp>(
+          op))
+    return success();
+  // State updates (running statistics, accumulators) produce no value to
+  // differentiate.
+  if (op->getNumResults() == 0)
+    return success();
+  if (op->getNumResults() != 1) {
+    if (llvm::none_of(op->getResults(),
+                      [&](Value result) { return e.getGradient(result); }))
+      return success();
+    return op->emitError("no gradient rule for '") << op->getName() << "'";
+  }
+  Value dy = e.getGradient(op->getResult(0));
+  if (!dy)
+    return success();
+  OpBuilder &b = e.getBuilder();
+  Location loc = op->getLoc();
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](tr::ConvOp conv) { return convRule(conv, dy, e); })
+      .Case([&](tr::BNApplyOp bn) { return bnApplyRule(bn, dy, e); })
+      .Case([&](tr::GemmOp gemm) { return gemmRule(gemm, dy, e); })
+      .Case([&](tr::MatMulOp matmul) { return matmulRule(matmul, dy, e); })
+      .Case<tr::AddOp, tr::SubOp, tr::MulOp, tr::DivOp>(
+          [&](Operation *binary) { return binaryRule(binary, dy, e); })
+      .Case([&](tr::ReluOp relu) {
+        e.addGradient(relu.getInput(), tr::ReluBackwardOp::create(
+                                           b, loc, dy, relu.getInput()));
+        return success();
+      })
+      .Case([&](tr::LeakyReluOp relu) {
+        e.addGradient(relu.getInput(),
+                      tr::LeakyReluBackwardOp::create(
+                          b, loc, dy, relu.getInput(), relu.getAlphaAttr()));
+        return success();
+      })
+      .Case([&](tr::ClipOp clip) {
+        e.addGradient(clip.getInput(),
+                      tr::ClipBackwardOp::create(b, loc, dy, clip.getInput(),
+                                                 clip.getMinAttr(),
+                                                 clip.getMaxAttr()));
+        return success();
+      })
+      .Case([&](tr::SigmoidOp sigmoid) {
+        e.addGradient(sigmoid.getInput(), tr::SigmoidBackwardOp::create(
+                                              b, loc, dy, sigmoid.getResult()));
+        return success();
+      })
+      .Case([&](tr::TanhOp tanh) {
+        e.addGradient(tanh.getInput(),
+                      tr::TanhBackwardOp::create(b, loc, dy, tanh.getResult()));
+        return success();
+      })
+      .Case([&](tr::SoftmaxOp softmax) {
+        e.addGradient(softmax.getInput(),
+                      tr::SoftmaxBackwardOp::create(b, loc, dy,
+                                                    softmax.getResult(),
+                                                    softmax.getAxisAttr()));
+        return success();
+      })
+      .Case([&](tr::LogSoftmaxOp softmax) {
+        e.addGradient(softmax.getInput(),
+                      tr::LogSoftmaxBackwardOp::create(b, loc, dy,
+                                                       softmax.getResult(),
+                                                       softmax.getAxisAttr()));
+        return success();
+      })
+      .Case([&](tr::MaxPoolOp pool) {
+        e.addGradient(pool.getInput(),
+                      tr::MaxPoolBackwardOp::create(
+                          b, loc, pool.getInput().getType(), dy,
+                          pool.getInput(), pool.getKernelShapeAttr(),
+                          pool.getStridesAttr(), pool.getPadsAttr(),
+                          pool.getDilationsAttr(), pool.getCeilModeAttr()));
+        return success();
+      })
+      .Case([&](tr::AvgPoolOp pool) {
+        e.addGradient(pool.getInput(),
+                      tr::AvgPoolBackwardOp::create(
+                          b, loc, pool.getInput().getType(), dy,
+                          pool.getKernelShapeAttr(), pool.getStridesAttr(),
+                          pool.getPadsAttr(), pool.getCeilModeAttr(),
+                          pool.getCountIncludePadAttr()));
+        return success();
+      })
+      .Case([&](tr::GlobalAvgPoolOp pool) {
+        return globalAvgPoolRule(pool, dy, e);
+      })
+      .Case<tr::ReshapeOp, tr::FlattenOp>([&](Operation *reshape) {
+        Value input = reshape->getOperand(0);
+        e.addGradient(input, tr::ReshapeOp::create(b, loc, input.getType(), dy));
+        return success();
+      })
+      .Case([&](tr::TransposeOp transpose) {
+        SmallVector<int64_t> inverse(transpose.getPerm().size());
+        for (auto [index, axis] : llvm::enumerate(transpose.getPerm()))
+          inverse[axis] = index;
+        e.addGradient(transpose.getInput(),
+                      tr::TransposeOp::create(b, loc, dy, inverse));
+        return success();
+      })
+      .Case([&](tr::ConcatOp concat) { return concatRule(concat, dy, e); })
+      .Case([&](tr::SliceOp slice) {
+        e.addGradient(slice.getInput(),
+                      tr::SliceBackwardOp::create(
+                          b, loc, slice.getInput().getType(), dy,
+                          slice.getStartsAttr(), slice.getEndsAttr(),
+                          slice.getStepsAttr()));
+        return success();
+      })
+      .Case([&](tr::IdentityOp identity) {
+        e.addGradient(identity.getInput(), dy);
+        return success();
+      })
+      .Case<tr::SoftmaxCrossEntropyOp, tr::MSEOp>(
+          [&](Operation *loss) { return lossRule(loss, dy, e); })
+      .Default([&](Operation *other) {
+        return other->emitError("no gradient rule for '")
+               << other->getName() << "'";
+      });
+}

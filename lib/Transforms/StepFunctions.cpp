@@ -1,0 +1,36 @@
+//===- StepFunctions.cpp - helpers shared by the step passes --------------===//
+
+#include "StepFunctions.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace traincc;
+
+func::FuncOp traincc::getOrCreateApplyStep(ModuleOp module) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>("apply_step"))
+    return existing;
+  OpBuilder builder(module.getBodyRegion());
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(
+      builder, module.getLoc(), "apply_step",
+      builder.getFunctionType({builder.getF32Type(), builder.getI64Type()},
+                              {}));
+  func.setArgAttrs(0, builder.getDictionaryAttr(builder.getNamedAttr(
+                          "train.name", builder.getStringAttr("lr"))));
+  func.setArgAttrs(1, builder.getDictionaryAttr(builder.getNamedAttr(
+                          "train.name", builder.getStringAttr("step"))));
+  builder.setInsertionPointToEnd(func.addEntryBlock());
+  func::ReturnOp::create(builder, module.getLoc());
+  return func;
+}
+
+FlatSymbolRefAttr traincc::declareBuffer(train::ParamOp anchor, StringRef name,
+                                         RankedTensorType type,
+                                         train::ParamKind kind) {
+  OpBuilder builder(anchor->getContext());
+  builder.setInsertionPointAfter(anchor);
+  auto param = train::ParamOp::create(builder, anchor.getLoc(), name, kind,
+                                      type, ElementsAttr());
+  return FlatSymbolRefAttr::get(param.getSymNameAttr());
+}

@@ -1,0 +1,147 @@
+/*===- ModelABI.h - the contract between generated code and the runtime ---===*
+ *
+ * A trainer is the runtime library linked with one object that traincc
+ * generates for a model. That object defines `traincc_get_model()`, which
+ * describes the model (inputs, outputs, every persistent tensor and where it
+ * lives in the state arena, the compile-time training options) and points at
+ * the generated step functions. The runtime owns the loop, data, logs,
+ * checkpoints and export; the generated functions own all arithmetic.
+ *
+ * Memory: every persistent tensor (parameters, BatchNorm statistics, gradient
+ * accumulators, optimizer and loss-scaler state) lives at a fixed offset in
+ * one state arena of `state_bytes` bytes, so a checkpoint is the arena plus
+ * the runtime's own counters, and the device backend mirrors it in one
+ * allocation. Step functions also receive a scratch workspace of
+ * `workspace_bytes` bytes (the static memory plan of one step's
+ * temporaries). Both are 64-byte aligned.
+ *
+ * Plain C so that generated code (LLVM, no C++ ABI) can define it. No
+ * exceptions or errors cross it: the step functions cannot fail; bad data is
+ * rejected by the runtime before a step runs.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TRAINCC_RUNTIME_MODELABI_H
+#define TRAINCC_RUNTIME_MODELABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRAINCC_ABI_VERSION 1
+
+typedef enum {
+  TRAINCC_DTYPE_F32 = 0,
+  TRAINCC_DTYPE_F16 = 1,
+  TRAINCC_DTYPE_BF16 = 2,
+  TRAINCC_DTYPE_F64 = 3,
+  TRAINCC_DTYPE_I64 = 4,
+} traincc_dtype;
+
+/* What a state tensor holds; decides checkpointing and export. */
+typedef enum {
+  TRAINCC_STATE_TRAINABLE = 0,   /* parameter with a gradient */
+  TRAINCC_STATE_FROZEN = 1,      /* parameter kept fixed (--freeze) */
+  TRAINCC_STATE_RUNNING_MEAN = 2,
+  TRAINCC_STATE_RUNNING_VAR = 3,
+  TRAINCC_STATE_GRADIENT = 4,    /* gradient accumulator of `owner` */
+  TRAINCC_STATE_OPTIMIZER = 5,   /* momentum / Adam moments of `owner` */
+  TRAINCC_STATE_LOSS_SCALER = 6, /* scale and growth counter */
+} traincc_state_kind;
+
+typedef enum {
+  TRAINCC_LOSS_CROSS_ENTROPY = 0, /* targets: int64 class indices [N] */
+  TRAINCC_LOSS_MSE = 1,           /* targets: float, shape of the output */
+  TRAINCC_LOSS_OUTPUT = 2,        /* the model's own scalar output; no target */
+} traincc_loss_kind;
+
+typedef enum {
+  TRAINCC_OPTIMIZER_SGD = 0,
+  TRAINCC_OPTIMIZER_ADAM = 1,
+  TRAINCC_OPTIMIZER_ADAMW = 2,
+} traincc_optimizer_kind;
+
+typedef struct {
+  const char *name; /* ONNX name */
+  int32_t dtype;    /* traincc_dtype */
+  int32_t rank;
+  const int64_t *shape; /* shape[0] is the micro-batch for data tensors */
+} traincc_io_tensor;
+
+typedef struct {
+  const char *name; /* ONNX initializer name, or derived ("w.grad") */
+  int32_t kind;     /* traincc_state_kind */
+  int32_t dtype;    /* traincc_dtype */
+  int32_t rank;
+  const int64_t *shape;
+  uint64_t offset; /* in the state arena */
+  uint64_t bytes;
+  int32_t owner; /* index of the parameter a gradient/optimizer tensor
+                    belongs to; -1 otherwise */
+} traincc_state_tensor;
+
+typedef struct {
+  uint32_t abi_version; /* TRAINCC_ABI_VERSION */
+  const char *model_name;
+
+  /* Compile-time training options (the trainer's defaults). */
+  int64_t micro_batch;
+  int32_t accum_steps;
+  int32_t loss;      /* traincc_loss_kind */
+  int32_t optimizer; /* traincc_optimizer_kind */
+  int32_t nesterov;
+  float momentum, dampening, weight_decay, beta1, beta2, eps;
+  int32_t bn_stats_per_step; /* 0: per micro-batch (PyTorch); 1: per step */
+  int32_t num_classes;       /* cross-entropy: size of the class axis */
+
+  traincc_io_tensor input;
+  traincc_io_tensor target; /* dtype/shape of one micro-batch of targets */
+  traincc_io_tensor output;
+
+  int32_t num_state;
+  const traincc_state_tensor *state;
+  uint64_t state_bytes;
+  const uint8_t *initial_state; /* state_bytes bytes: trained tensors hold
+                                   the ONNX initializers, the rest zeros */
+  uint64_t workspace_bytes;
+
+  const uint8_t *onnx_model; /* the model as compiled, for --export */
+  uint64_t onnx_model_bytes;
+
+  /* Forward + backward of one micro-batch: adds `grad_scale` times the
+     gradient of the mean loss into the gradient accumulators, updates BN
+     running statistics (per micro-batch mode), writes the mean loss.
+     `rng_seed` keys the dropout masks of this micro-batch (counter-based,
+     so a run is reproducible from the seed alone). */
+  void (*micro_step)(uint8_t *state, uint8_t *workspace, const void *input,
+                     const void *target, float grad_scale, uint64_t rng_seed,
+                     float *loss);
+  /* One optimizer update from the accumulated gradients with learning rate
+     `lr` at optimizer step `step` (counted from 1, for Adam's bias
+     correction); clears the accumulators. */
+  void (*apply_step)(uint8_t *state, uint8_t *workspace, float lr,
+                     int64_t step);
+  /* Evaluation-mode forward (BN uses running statistics, no dropout): the
+     model output and, when `target` is not null, the per-sample losses
+     (`losses` has micro_batch entries). */
+  void (*eval_step)(uint8_t *state, uint8_t *workspace, const void *input,
+                    const void *target, void *output, float *losses);
+} traincc_model;
+
+/* Defined by the generated object. */
+const traincc_model *traincc_get_model(void);
+
+/* Provided by the runtime to generated code: runs body(context, begin, end)
+   over [0, count) split across the trainer's threads (--threads), and
+   returns when all chunks are done. */
+void traincc_parallel_for(int64_t count, void *context,
+                          void (*body)(void *context, int64_t begin,
+                                       int64_t end));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRAINCC_RUNTIME_MODELABI_H */
