@@ -2,6 +2,10 @@
 
 #include "traincc/Driver/Compile.h"
 
+#include "TrainerDescription.h"
+
+#include "traincc/Codegen/EmitObject.h"
+#include "traincc/Codegen/Passes.h"
 #include "traincc/Dialect/Train/IR/TrainOps.h"
 #include "traincc/Import/ONNXImporter.h"
 #include "traincc/InitAll.h"
@@ -15,6 +19,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -112,6 +117,9 @@ bool traincc::validateOptions(const CompileOptions &options) {
   if (options.inputPath.empty())
     return fail("no input model (usage: traincc MODEL.onnx [options]; see "
                 "--help)");
+  bool binary = options.emit == EmitKind::Exe || options.emit == EmitKind::Obj;
+  if (binary && options.outputPath == "-")
+    return fail("-o FILE is required to emit a trainer or an object file");
   if (options.batchSize < 0)
     return fail("--batch-size must be positive, got " +
                 llvm::Twine(options.batchSize));
@@ -145,11 +153,112 @@ bool traincc::validateOptions(const CompileOptions &options) {
                                    "--freeze", t.freeze},
                                {"--no-decay", t.noDecay}}) {
     std::string error;
-    if (!pattern.empty() && !llvm::Regex("^(" + pattern + ")$").isValid(error))
+    if (!pattern.empty() && !llvm::Regex(pattern).isValid(error))
       return fail(flag + " regex '" + pattern + "' is invalid: " + error);
   }
   return true;
 }
+
+namespace {
+
+void toPipelineOptions(const TrainingOptions &t,
+                       TrainingPipelineOptions &options) {
+  options.loss = t.loss;
+  options.optimizer = t.optimizer;
+  options.momentum = t.momentum;
+  options.dampening = t.dampening;
+  options.nesterov = t.nesterov;
+  options.weightDecay = t.weightDecay;
+  options.beta1 = t.beta1;
+  options.beta2 = t.beta2;
+  options.eps = t.eps;
+  options.noDecay = t.noDecay;
+  options.bnStats = t.bnStats;
+  options.accumSteps = t.accumSteps;
+  options.freeze = t.freeze;
+}
+
+bool emitsMLIRText(EmitKind emit) {
+  return emit == EmitKind::ONNXMLIR || emit == EmitKind::TrainMLIR ||
+         emit == EmitKind::StepMLIR || emit == EmitKind::LinalgMLIR;
+}
+
+int printModule(ModuleOp module, const CompileOptions &options) {
+  std::string error;
+  auto output = openOutputFile(options.outputPath, &error);
+  if (!output) {
+    llvm::errs() << "traincc: error: " << error << "\n";
+    return 1;
+  }
+  OpPrintingFlags flags;
+  if (!options.printWeights)
+    flags.elideLargeElementsAttrs(16);
+  module->print(output->os(), flags);
+  output->keep();
+  return 0;
+}
+
+/// Lowers the step functions to host code and writes LLVM IR, an object or
+/// (linked with the runtime) the trainer.
+int emitTrainer(ModuleOp module, const CompileOptions &options) {
+  FailureOr<TrainerDescription> description =
+      describeTrainer(module, options);
+  if (failed(description))
+    return 1;
+  PassManager pm(module.getContext());
+  CPUCodegenPipelineOptions codegen;
+  buildCPUBufferizePipeline(pm, codegen);
+  buildCPULowerToLLVMPipeline(pm, codegen);
+  if (failed(pm.run(module)) || failed(bindKernels(module, *description)))
+    return 1;
+
+  ObjectOptions objectOptions;
+  objectOptions.cpu = options.cpu;
+  if (options.emit != EmitKind::Exe) {
+    std::string error;
+    auto output = openOutputFile(options.outputPath, &error);
+    if (!output) {
+      llvm::errs() << "traincc: error: " << error << "\n";
+      return 1;
+    }
+    if (failed(emitHostCode(module, objectOptions,
+                            options.emit == EmitKind::LLVMIR, output->os())))
+      return 1;
+    output->keep();
+    return 0;
+  }
+
+  SmallString<128> workDir;
+  if (std::error_code error =
+          llvm::sys::fs::createUniqueDirectory("traincc", workDir)) {
+    llvm::errs() << "traincc: error: cannot create a temporary directory: "
+                 << error.message() << "\n";
+    return 1;
+  }
+  SmallString<128> objectPath(workDir);
+  llvm::sys::path::append(objectPath, "kernels.o");
+  int status = 1;
+  {
+    std::error_code error;
+    llvm::raw_fd_ostream object(objectPath, error);
+    if (error)
+      llvm::errs() << "traincc: error: cannot write '" << objectPath
+                   << "': " << error.message() << "\n";
+    else if (succeeded(emitHostCode(module, objectOptions, false, object))) {
+      object.close();
+      if (succeeded(linkTrainer(*description, objectPath, workDir,
+                                options.outputPath)))
+        status = 0;
+    }
+  }
+  if (!std::getenv("TRAINCC_KEEP_TEMPS"))
+    (void)llvm::sys::fs::remove_directories(workDir);
+  else
+    llvm::errs() << "traincc: kept intermediate files in " << workDir << "\n";
+  return status;
+}
+
+} // namespace
 
 int traincc::runCompile(const CompileOptions &options) {
   if (!validateOptions(options))
@@ -166,54 +275,32 @@ int traincc::runCompile(const CompileOptions &options) {
       importONNXFile(&context, options.inputPath, importOptions);
   if (!module)
     return 1;
+  if (options.emit == EmitKind::ONNXMLIR)
+    return printModule(*module, options);
 
-  PassManager pm(&context);
-  buildImportPipeline(pm, ImportPipelineOptions());
-  if (options.emit != EmitKind::ONNXMLIR && failed(pm.run(*module)))
+  PassManager importPm(&context);
+  buildImportPipeline(importPm, ImportPipelineOptions());
+  if (failed(importPm.run(*module)))
     return 1;
-
   if (options.report)
     printReport(*module, llvm::outs());
+  if (options.emit == EmitKind::TrainMLIR)
+    return printModule(*module, options);
 
-  if (options.emit == EmitKind::StepMLIR) {
-    const TrainingOptions &t = options.training;
-    TrainingPipelineOptions stepOptions;
-    stepOptions.loss = t.loss;
-    stepOptions.optimizer = t.optimizer;
-    stepOptions.momentum = t.momentum;
-    stepOptions.dampening = t.dampening;
-    stepOptions.nesterov = t.nesterov;
-    stepOptions.weightDecay = t.weightDecay;
-    stepOptions.beta1 = t.beta1;
-    stepOptions.beta2 = t.beta2;
-    stepOptions.eps = t.eps;
-    stepOptions.noDecay = t.noDecay;
-    stepOptions.bnStats = t.bnStats;
-    stepOptions.accumSteps = t.accumSteps;
-    stepOptions.freeze = t.freeze;
-    PassManager stepPm(&context);
-    buildTrainingPipeline(stepPm, stepOptions);
-    if (failed(stepPm.run(*module)))
-      return 1;
-  }
-
-  std::string error;
-  auto output = openOutputFile(options.outputPath, &error);
-  if (!output) {
-    llvm::errs() << "traincc: error: " << error << "\n";
+  PassManager stepPm(&context);
+  TrainingPipelineOptions stepOptions;
+  toPipelineOptions(options.training, stepOptions);
+  buildTrainingPipeline(stepPm, stepOptions);
+  if (failed(stepPm.run(*module)))
     return 1;
+  if (options.emit == EmitKind::StepMLIR)
+    return printModule(*module, options);
+  if (options.emit == EmitKind::LinalgMLIR) {
+    PassManager linalgPm(&context);
+    linalgPm.addPass(createConvertTrainToLinalgPass());
+    if (failed(linalgPm.run(*module)))
+      return 1;
+    return printModule(*module, options);
   }
-  switch (options.emit) {
-  case EmitKind::ONNXMLIR:
-  case EmitKind::TrainMLIR:
-  case EmitKind::StepMLIR: {
-    OpPrintingFlags flags;
-    if (!options.printWeights)
-      flags.elideLargeElementsAttrs(16);
-    module->print(output->os(), flags);
-    break;
-  }
-  }
-  output->keep();
-  return 0;
+  return emitTrainer(*module, options);
 }

@@ -13,6 +13,29 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -62,7 +85,63 @@ void traincc::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
+void traincc::buildCPUBufferizePipeline(
+    OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
+  pm.addPass(createConvertTrainToLinalgPass());
+  // After compute lowering, so state updates are plain linalg on tensors.
+  pm.addPass(createLowerStatePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Parameters were updated in their own buffers: their results go, the
+  // remaining results (losses, outputs) become caller-provided buffers.
+  pm.addPass(createDropStateResultsPass());
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.modifyPublicFunctions = true;
+  // Results of static shape are computed straight into the caller's buffer.
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(createCanonicalizerPass());
+}
+
+void traincc::buildCPULowerToLLVMPipeline(
+    OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
+  // Temporaries of a step are freed within the step.
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertMathToLLVMPass());
+  // What LLVM has no intrinsic for (tanh, ...) calls libm.
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  // Step functions take plain pointers: the trainer passes addresses in
+  // its state arena, not memref descriptors.
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
 void traincc::registerPipelines() {
+  PassPipelineRegistration<CPUCodegenPipelineOptions>(
+      "traincc-cpu-codegen-pipeline",
+      "Lowers training-step functions to the LLVM dialect for the CPU",
+      [](OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
+        buildCPUBufferizePipeline(pm, options);
+        buildCPULowerToLLVMPipeline(pm, options);
+      });
   PassPipelineRegistration<TrainingPipelineOptions>(
       "traincc-training-pipeline",
       "Builds the training-step functions from a Train forward graph",
@@ -76,7 +155,17 @@ void traincc::registerPipelines() {
 void traincc::registerAllDialects(DialectRegistry &registry) {
   registry.insert<train::TrainDialect, func::FuncDialect, arith::ArithDialect,
                   linalg::LinalgDialect, math::MathDialect,
-                  tensor::TensorDialect>();
+                  tensor::TensorDialect, bufferization::BufferizationDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  LLVM::LLVMDialect>();
+  // Bufferization of the step functions' linalg/tensor/arith ops and of
+  // function boundaries.
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
+      registry);
 }
 
 void traincc::registerAllPasses() {

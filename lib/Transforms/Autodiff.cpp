@@ -60,6 +60,7 @@ struct AutodiffPass : public traincc::impl::AutodiffPassBase<AutodiffPass> {
             "train.name", builder.getStringAttr("grad_scale"))),
         step.getLoc());
     Value gradScale = step.getArgument(scaleIndex);
+    step.setResultAttr(0, "train.name", builder.getStringAttr("loss"));
 
     Block &body = step.getBody().front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());

@@ -26,6 +26,14 @@ static cl::opt<std::string>
 static cl::opt<EmitKind> emit(
     "emit", cl::desc("What to produce"),
     cl::values(
+        clEnumValN(EmitKind::Exe, "exe",
+                   "the trainer executable (default; needs -o)"),
+        clEnumValN(EmitKind::Obj, "obj",
+                   "the generated kernels as an object file"),
+        clEnumValN(EmitKind::LLVMIR, "llvm",
+                   "the generated kernels as LLVM IR"),
+        clEnumValN(EmitKind::LinalgMLIR, "linalg-mlir",
+                   "the step functions lowered to linalg (MLIR text)"),
         clEnumValN(EmitKind::TrainMLIR, "train-mlir",
                    "the imported Train forward graph (MLIR text)"),
         clEnumValN(EmitKind::StepMLIR, "step-mlir",
@@ -34,7 +42,12 @@ static cl::opt<EmitKind> emit(
         clEnumValN(EmitKind::ONNXMLIR, "onnx-mlir",
                    "the first import stage alone: one train.onnx_node per "
                    "ONNX node (MLIR text)")),
-    cl::init(EmitKind::TrainMLIR), cl::cat(category));
+    cl::init(EmitKind::Exe), cl::cat(category));
+static cl::opt<std::string> cpu(
+    "cpu",
+    cl::desc("CPU the kernels are compiled for: x86-64 (default, any x86-64 "
+             "machine), native (this machine) or an LLVM CPU name"),
+    cl::init("x86-64"), cl::cat(category));
 static cl::opt<int64_t> batchSize(
     "batch-size",
     cl::desc("Micro-batch size: the first axis of every model input "
@@ -103,6 +116,7 @@ static traincc::CompileOptions collectOptions() {
   options.inputPath = inputPath;
   options.outputPath = outputPath;
   options.emit = emit;
+  options.cpu = cpu;
   options.batchSize = batchSize;
   options.report = report;
   options.printWeights = printWeights;

@@ -15,6 +15,14 @@
 namespace traincc {
 
 enum class EmitKind {
+  /// The trainer executable (kernels linked with the runtime).
+  Exe,
+  /// The kernels as a relocatable object file.
+  Obj,
+  /// The kernels as optimised LLVM IR text.
+  LLVMIR,
+  /// The step functions after lowering compute ops to linalg (MLIR text).
+  LinalgMLIR,
   /// The imported Train forward graph as MLIR text.
   TrainMLIR,
   /// The first import stage alone (`train.onnx_node` ops, before
@@ -46,7 +54,10 @@ struct CompileOptions {
   std::string inputPath;
   /// "-" writes to standard output.
   std::string outputPath = "-";
-  EmitKind emit = EmitKind::TrainMLIR;
+  EmitKind emit = EmitKind::Exe;
+  /// Host CPU the kernels are compiled for ("x86-64": any x86-64 machine;
+  /// "native": this one).
+  std::string cpu = "x86-64";
   /// See ONNXImportOptions::batchSize.
   int64_t batchSize = 0;
   /// Print a summary of the model (inputs, outputs, ops, parameters) to

@@ -71,6 +71,20 @@ struct TrainingPipelineOptions
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 
+struct CPUCodegenPipelineOptions
+    : public mlir::PassPipelineOptions<CPUCodegenPipelineOptions> {};
+
+/// Step functions in the Train dialect -> functions on memrefs: compute ops
+/// become linalg, parameters become arguments updated in place, results
+/// become output arguments. The signature is final after this stage (the
+/// driver reads it to generate the trainer's descriptor).
+void buildCPUBufferizePipeline(mlir::OpPassManager &pm,
+                               const CPUCodegenPipelineOptions &options);
+
+/// Functions on memrefs -> the LLVM dialect, with bare-pointer arguments.
+void buildCPULowerToLLVMPipeline(mlir::OpPassManager &pm,
+                                 const CPUCodegenPipelineOptions &options);
+
 /// Registers every named pipeline with the pass registry.
 void registerPipelines();
 

@@ -84,7 +84,7 @@ func.func @conv_same(%x: tensor<1x1x8x8xf32>, %w: tensor<2x1x3x3xf32>) -> (tenso
 // CHECK: train.param @bn.running_var running_var
 // CHECK: %[[M:.*]] = train.read_param @bn.running_mean
 // CHECK: %[[V:.*]] = train.read_param @bn.running_var
-// CHECK: %[[BN:.*]] = train.batch_norm %arg0, %{{.*}}, %{{.*}}, %[[M]], %[[V]] epsilon 9.99999974E-6 momentum 0.100000024 : {{.*}} -> tensor<2x4x3x3xf32>
+// CHECK: %[[BN:.*]] = train.batch_norm %arg0, %{{.*}}, %{{.*}}, %[[M]], %[[V]] epsilon 9.99999974E-6 momentum 1.000000e-01 : {{.*}} -> tensor<2x4x3x3xf32>
 // CHECK: return %[[BN]]
 module @bn_opset15 attributes {train.onnx_opset = 15 : i64} {
   train.param @"bn.weight" trainable : tensor<4xf32>
@@ -108,7 +108,7 @@ module @bn_opset15 attributes {train.onnx_opset = 15 : i64} {
 // momentum 0.9) when the attributes are absent.
 
 // CHECK-LABEL: func.func @bn_opset9
-// CHECK: train.batch_norm %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} epsilon 9.99999974E-6 momentum 0.100000024 : {{.*}} -> tensor<2x4xf32>
+// CHECK: train.batch_norm %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} epsilon 9.99999974E-6 momentum 1.000000e-01 : {{.*}} -> tensor<2x4xf32>
 module attributes {train.onnx_opset = 9 : i64} {
   train.param @s trainable : tensor<4xf32>
   train.param @m trainable : tensor<4xf32>
@@ -128,7 +128,7 @@ module attributes {train.onnx_opset = 9 : i64} {
 // form) is accepted and keeps its momentum conversion.
 
 // CHECK-LABEL: func.func @bn_opset7_spatial
-// CHECK: train.batch_norm {{.*}} epsilon 1.000000e-03 momentum 0.199999988
+// CHECK: train.batch_norm {{.*}} epsilon 1.000000e-03 momentum 2.000000e-01
 module attributes {train.onnx_opset = 7 : i64} {
   train.param @m trainable : tensor<4xf32>
   train.param @v trainable : tensor<4xf32>

@@ -49,6 +49,8 @@ typedef enum {
   TRAINCC_STATE_GRADIENT = 4,    /* gradient accumulator of `owner` */
   TRAINCC_STATE_OPTIMIZER = 5,   /* momentum / Adam moments of `owner` */
   TRAINCC_STATE_LOSS_SCALER = 6, /* scale and growth counter */
+  TRAINCC_STATE_BN_ACCUMULATOR = 7, /* --bn-stats step: pooled statistics
+                                       of the micro-batches of one step */
 } traincc_state_kind;
 
 typedef enum {

@@ -1,0 +1,27 @@
+//===- EmitObject.h - LLVM dialect module -> object file --------*- C++ -*-===//
+
+#ifndef TRAINCC_CODEGEN_EMITOBJECT_H
+#define TRAINCC_CODEGEN_EMITOBJECT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace traincc {
+
+struct ObjectOptions {
+  /// Target CPU for the host code: "x86-64" runs on any x86-64 machine;
+  /// "native" tunes for the compiling machine; any LLVM CPU name works.
+  std::string cpu = "x86-64";
+};
+
+/// Translates `module` (LLVM dialect only) to LLVM IR, optimises it at -O3
+/// for the host triple and writes LLVM IR text (`emitIR`) or a relocatable
+/// object file to `os`. Errors are emitted on the module.
+mlir::LogicalResult emitHostCode(mlir::ModuleOp module,
+                                 const ObjectOptions &options, bool emitIR,
+                                 llvm::raw_pwrite_stream &os);
+
+} // namespace traincc
+
+#endif // TRAINCC_CODEGEN_EMITOBJECT_H

@@ -1,0 +1,172 @@
+//===- TrainerDescription.cpp - state layout and kernel bindings ----------===//
+
+#include "TrainerDescription.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace traincc;
+
+namespace {
+
+/// State tensors start on 64-byte boundaries: cache lines, and the widest
+/// vector loads the kernels may use.
+constexpr uint64_t kStateAlignment = 64;
+
+std::optional<uint64_t> elementBytes(Type type) {
+  if (type.isF32())
+    return 4;
+  if (type.isF16() || type.isBF16())
+    return 2;
+  if (type.isF64() || type.isInteger(64))
+    return 8;
+  return std::nullopt;
+}
+
+/// The parameter a derived buffer ("w.grad", "w.exp_avg") belongs to: the
+/// longest parameter name that prefixes it followed by a dot.
+int32_t findOwner(const std::vector<StateTensor> &state, StringRef name) {
+  int32_t owner = -1;
+  size_t best = 0;
+  for (auto [index, tensor] : llvm::enumerate(state)) {
+    bool isParameter = tensor.kind == train::ParamKind::Trainable ||
+                       tensor.kind == train::ParamKind::Frozen;
+    if (isParameter && tensor.name.size() > best &&
+        name.starts_with(tensor.name) &&
+        name.drop_front(tensor.name.size()).starts_with(".")) {
+      owner = index;
+      best = tensor.name.size();
+    }
+  }
+  return owner;
+}
+
+} // namespace
+
+FailureOr<TrainerDescription>
+traincc::describeTrainer(ModuleOp module, const CompileOptions &options) {
+  TrainerDescription description;
+  description.modelPath = options.inputPath;
+  description.modelName = llvm::sys::path::stem(options.inputPath).str();
+  description.training = options.training;
+  if (auto loss = module->getAttrOfType<StringAttr>("train.loss"))
+    description.loss = loss.getValue().str();
+
+  for (auto param : module.getOps<train::ParamOp>()) {
+    RankedTensorType type = param.getTensorType();
+    std::optional<uint64_t> bytes = elementBytes(type.getElementType());
+    if (!bytes)
+      return param.emitError("the trainer cannot hold ")
+             << type << " state ('" << param.getSymName() << "')";
+    StateTensor tensor;
+    tensor.name = param.getSymName().str();
+    tensor.kind = param.getKind();
+    tensor.type = type;
+    tensor.bytes = *bytes * type.getNumElements();
+    tensor.offset = llvm::alignTo(description.stateBytes, kStateAlignment);
+    tensor.initialValue = param.getInitialValueAttr();
+    description.stateBytes = tensor.offset + tensor.bytes;
+    description.stateIndex[tensor.name] = description.state.size();
+    description.state.push_back(tensor);
+  }
+  for (StateTensor &tensor : description.state)
+    if (tensor.kind == train::ParamKind::Gradient ||
+        tensor.kind == train::ParamKind::OptimizerState) {
+      tensor.owner = findOwner(description.state, tensor.name);
+      if (tensor.owner < 0)
+        return module.emitError("no parameter owns the buffer '")
+               << tensor.name << "'";
+    }
+  description.stateBytes = llvm::alignTo(description.stateBytes,
+                                         kStateAlignment);
+
+  auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
+  if (!eval)
+    return module.emitError("no @eval_step (run the training pipeline)");
+  bool hasTarget = description.loss != "output";
+  unsigned numInputs = eval.getNumArguments() - (hasTarget ? 1 : 0);
+  unsigned numOutputs = eval.getNumResults() - 1;
+  if (numInputs != 1)
+    return module.emitError("the trainer supports models with one input; "
+                            "this one has ")
+           << numInputs;
+  if (numOutputs != 1)
+    return module.emitError("the trainer supports models with one output; "
+                            "this one has ")
+           << numOutputs;
+  auto nameOf = [](DictionaryAttr attrs, StringRef fallback) {
+    auto name = attrs ? attrs.getAs<StringAttr>("train.name") : nullptr;
+    return name ? name.getValue().str() : fallback.str();
+  };
+  auto tensorType = [](Type type) { return cast<RankedTensorType>(type); };
+  description.input = {nameOf(eval.getArgAttrDict(0), "input"),
+                       tensorType(eval.getArgumentTypes()[0])};
+  if (hasTarget)
+    description.target =
+        IOTensor{"target", tensorType(eval.getArgumentTypes()[1])};
+  description.output = {nameOf(eval.getResultAttrDict(0), "output"),
+                        tensorType(eval.getResultTypes()[0])};
+  return description;
+}
+
+LogicalResult traincc::bindKernels(ModuleOp module,
+                                   TrainerDescription &description) {
+  using Role = KernelArgument::Role;
+  bool hasTarget = description.target.has_value();
+  // Roles of the non-state arguments, in order, as the pipeline builds them.
+  SmallVector<Role> microRoles = {Role::Input};
+  if (hasTarget)
+    microRoles.push_back(Role::Target);
+  microRoles.append({Role::GradScale, Role::Seed, Role::Loss});
+  SmallVector<Role> evalRoles = {Role::Input};
+  if (hasTarget)
+    evalRoles.push_back(Role::Target);
+  evalRoles.append({Role::Output, Role::Loss});
+  SmallVector<Role> applyRoles = {Role::LearningRate, Role::Step};
+
+  struct Kernel {
+    StringRef name;
+    ArrayRef<Role> roles;
+    std::vector<KernelArgument> *binding;
+  } kernels[] = {{"micro_step", microRoles, &description.microStep},
+                 {"apply_step", applyRoles, &description.applyStep},
+                 {"eval_step", evalRoles, &description.evalStep}};
+  for (const Kernel &kernel : kernels) {
+    auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(kernel.name);
+    if (!func)
+      return module.emitError("lowering produced no ") << kernel.name;
+    unsigned next = 0;
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto state =
+          func.getArgAttrOfType<FlatSymbolRefAttr>(i, "train.state");
+      if (state) {
+        auto found = description.stateIndex.find(state.getValue());
+        if (found == description.stateIndex.end())
+          return func.emitError("unknown state ") << state;
+        kernel.binding->push_back({Role::State, found->second});
+        continue;
+      }
+      if (next >= kernel.roles.size())
+        return func.emitError("unexpected kernel signature");
+      kernel.binding->push_back({kernel.roles[next++], 0});
+    }
+    if (next != kernel.roles.size())
+      return func.emitError("unexpected kernel signature");
+    // Kernel symbols must not collide with anything the runtime defines.
+    func.setSymName(("traincc_kernel_" + kernel.name).str());
+    SmallVector<DictionaryAttr> noAttrs(func.getNumArguments(),
+                                        DictionaryAttr::get(module.getContext()));
+    func.setAllArgAttrs(noAttrs);
+    func.setAllResultAttrs(ArrayRef<DictionaryAttr>(
+        noAttrs.data(), func.getNumResults()));
+  }
+  for (auto param : llvm::to_vector(module.getOps<train::ParamOp>()))
+    param.erase();
+  for (NamedAttribute attr : llvm::to_vector(module->getAttrs()))
+    if (attr.getName().strref().starts_with("train."))
+      module->removeAttr(attr.getName());
+  return success();
+}

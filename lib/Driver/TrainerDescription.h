@@ -1,0 +1,99 @@
+//===- TrainerDescription.h - what a trainer's descriptor holds -*- C++ -*-===//
+//
+// Internal to the driver: the facts about a compiled model that the runtime
+// needs (ModelABI.h), gathered from the step functions before codegen (the
+// state arena layout, input and output types) and from the lowered kernels
+// (which argument is which), then written out as C++ and linked.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRAINCC_LIB_DRIVER_TRAINERDESCRIPTION_H
+#define TRAINCC_LIB_DRIVER_TRAINERDESCRIPTION_H
+
+#include "traincc/Dialect/Train/IR/TrainOps.h"
+#include "traincc/Driver/Compile.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace traincc {
+
+/// One persistent tensor at its place in the state arena.
+struct StateTensor {
+  std::string name;
+  train::ParamKind kind;
+  mlir::RankedTensorType type;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  /// Index of the parameter a gradient or optimizer buffer belongs to.
+  int32_t owner = -1;
+  mlir::ElementsAttr initialValue;
+};
+
+/// A model input, target or output: name and type of one micro-batch.
+struct IOTensor {
+  std::string name;
+  mlir::RankedTensorType type;
+};
+
+/// What an argument of a lowered kernel receives.
+struct KernelArgument {
+  enum class Role {
+    State,     // pointer into the state arena
+    Input,     // the micro-batch input
+    Target,    // the micro-batch targets
+    GradScale, // f32
+    Seed,      // i64
+    LearningRate,
+    Step,
+    Loss,   // out: scalar (micro_step) or per-sample (eval_step)
+    Output, // out: the model output
+  };
+  Role role;
+  /// For State: index into TrainerDescription::state.
+  unsigned stateIndex = 0;
+};
+
+struct TrainerDescription {
+  std::string modelName;
+  std::string modelPath;
+  TrainingOptions training;
+  std::string loss;
+  std::vector<StateTensor> state;
+  llvm::StringMap<unsigned> stateIndex;
+  uint64_t stateBytes = 0;
+  IOTensor input;
+  std::optional<IOTensor> target;
+  IOTensor output;
+  std::vector<KernelArgument> microStep, applyStep, evalStep;
+};
+
+/// Reads the state table and the model interface from the step functions
+/// (after the training pipeline, before codegen). Errors are emitted on the
+/// module.
+mlir::FailureOr<TrainerDescription>
+describeTrainer(mlir::ModuleOp module, const CompileOptions &options);
+
+/// Reads the argument roles of the lowered kernels (LLVM dialect functions
+/// micro_step, apply_step and eval_step, whose arguments still carry
+/// `train.state` / `train.name` attributes), then renames the kernels to
+/// `traincc_kernel_<name>` and removes what LLVM translation cannot take
+/// (train.param ops, train.* attributes).
+mlir::LogicalResult bindKernels(mlir::ModuleOp module,
+                                TrainerDescription &description);
+
+/// Writes the descriptor source, the initial state and the model bytes into
+/// `workDir`, compiles them with the system C++ compiler and links them
+/// with `kernelObject` and the runtime into `outputPath`. Prints
+/// "traincc: error: ..." and returns failure on any problem.
+mlir::LogicalResult linkTrainer(const TrainerDescription &description,
+                                llvm::StringRef kernelObject,
+                                llvm::StringRef workDir,
+                                llvm::StringRef outputPath);
+
+} // namespace traincc
+
+#endif // TRAINCC_LIB_DRIVER_TRAINERDESCRIPTION_H
