@@ -28,5 +28,10 @@ config.substitutions.append(
      % (os.path.dirname(config.onnx_proto_dir), os.path.dirname(config.onnx_proto_dir))))
 
 tool_dirs = [config.traincc_tools_dir, config.llvm_tools_dir]
-tools = ["traincc", "traincc-opt"]
+# traincc-test-trainer*: the runtime linked with a hand-written model
+# (test/runtime/TestModel.cpp): micro-batch 8, 32, 8 with BatchNorm, and
+# 8 with an MSE loss.
+tools = ["traincc", "traincc-opt", "traincc-test-trainer",
+         "traincc-test-trainer-b32", "traincc-test-trainer-bn",
+         "traincc-test-trainer-mse"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -83,6 +83,11 @@ Expected<LabeledImages> loadIdxImagesAndLabels(const std::string &imagesPath,
   return result;
 }
 
+Expected<LabeledImages> loadFashionMnistSplit(const std::string &dir,
+                                              const std::string &split) {
+  return loadSplit(dir, split);
+}
+
 Expected<TrainAndValidation> loadFashionMnist(const std::string &dir) {
   Expected<LabeledImages> train = loadSplit(dir, "train");
   if (!train)

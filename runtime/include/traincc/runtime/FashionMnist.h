@@ -50,6 +50,10 @@ Expected<DatasetSpec> parseDatasetSpec(std::string_view text);
 Expected<LabeledImages> loadIdxImagesAndLabels(const std::string &imagesPath,
                                                const std::string &labelsPath);
 
+/// Loads one Fashion-MNIST split ("train" or "t10k") from `dir`.
+Expected<LabeledImages> loadFashionMnistSplit(const std::string &dir,
+                                              const std::string &split);
+
 /// Loads both Fashion-MNIST splits from `dir`.
 Expected<TrainAndValidation> loadFashionMnist(const std::string &dir);
 

@@ -1,0 +1,41 @@
+//===- DataSources.h - The data a command line names, fitted to the model -===//
+//
+// Loads the files or built-in dataset the flags name and checks them against
+// the model before any step runs: the per-sample input shape (any shape with
+// as many values as the model's input without its batch axis: C-order data
+// reshapes for free), labels for cross-entropy (int64, within the class
+// count), float targets for mse (as many values as the model's target).
+// Every error names the flag and the file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRAINCC_RUNTIME_DATASOURCES_H
+#define TRAINCC_RUNTIME_DATASOURCES_H
+
+#include "traincc/runtime/Cli.h"
+#include "traincc/runtime/Dataset.h"
+#include "traincc/runtime/Model.h"
+
+#include <optional>
+
+namespace traincc::rt {
+
+struct TrainingData {
+  Dataset train;
+  std::optional<Dataset> validation;
+};
+
+/// `train`: --train-x/--train-y with --val-x/--val-y or --val-split, or
+/// --dataset (train split, validation on t10k).
+Expected<TrainingData> loadTrainingData(const TrainerOptions &options,
+                                        const ModelInfo &model);
+/// `eval`: --x/--y, or --dataset (its t10k split).
+Expected<Dataset> loadEvaluationData(const TrainerOptions &options,
+                                     const ModelInfo &model);
+/// `predict`: --x alone.
+Expected<Dataset> loadPredictionInputs(const TrainerOptions &options,
+                                       const ModelInfo &model);
+
+} // namespace traincc::rt
+
+#endif // TRAINCC_RUNTIME_DATASOURCES_H
