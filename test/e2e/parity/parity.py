@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""PyTorch parity of compiled trainers.
+
+For one model: export it from PyTorch (training mode, opset 15), compile it
+with traincc, train it for a few optimizer steps on fixed random data in file
+order, and train the same PyTorch module from the same initial weights on the
+same micro-batches. Prints the largest relative differences of the step
+losses, the final parameters and the BatchNorm running statistics, and exits
+1 when one exceeds the tolerance.
+
+Run with /usr/bin/python3 (Debian's torch and onnx).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import torch
+import torch.nn as nn
+
+
+class BasicConvBN(nn.Module):
+    """The seed article's block: BatchNorm2d(32) -> Conv2d(32, 64, 5, pad 2),
+    with a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm2d(32)
+        self.conv = nn.Conv2d(32, 64, 5, padding=2)
+        self.head = nn.Linear(64 * 6 * 6, 10)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.conv(self.bn(x)), 1))
+
+
+class ResidualBlock(nn.Module):
+    """conv-BN-ReLU-conv-BN plus the skip connection, then a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(8)
+        self.head = nn.Linear(8 * 6 * 6, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)) + x)
+        return self.head(torch.flatten(y, 1))
+
+
+class MLPBatchNorm(nn.Module):
+    """An MLP with BatchNorm1d."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(20, 32)
+        self.bn = nn.BatchNorm1d(32)
+        self.fc2 = nn.Linear(32, 5)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.bn(self.fc1(x))))
+
+
+class FashionCNN(nn.Module):
+    """The example model (examples/fashion_mnist/model.py) at a small size."""
+
+    def __init__(self):
+        super().__init__()
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                        "..", "examples", "fashion_mnist"))
+        from model import FashionCNN as Example
+        self.net = Example()
+
+    def forward(self, x):
+        return self.net(x)
+
+
+MODELS = {
+    "basic-conv-bn": (BasicConvBN, (32, 6, 6), 10),
+    "residual": (ResidualBlock, (8, 6, 6), 10),
+    "mlp-bn": (MLPBatchNorm, (20,), 5),
+    "fashion-cnn": (FashionCNN, (1, 28, 28), 10),
+}
+
+
+def export(model, sample_shape, batch, path):
+    torch.onnx.export(model, torch.zeros((batch,) + sample_shape), path,
+                      input_names=["input"], output_names=["logits"],
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, opset_version=15)
+
+
+def torch_reference(model, x, y, args, dtype):
+    """Trains `model` (converted to `dtype`) like the trainer does: steps of
+    K micro-batches in file order, loss/K per micro-batch."""
+    model = model.to(dtype)
+    model.train()
+    if args.optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr,
+                              momentum=args.momentum,
+                              weight_decay=args.weight_decay)
+    elif args.optimizer == "adam":
+        opt = torch.optim.Adam(model.parameters(), lr=args.lr,
+                               weight_decay=args.weight_decay)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=args.lr,
+                                weight_decay=args.weight_decay)
+    loss_fn = nn.CrossEntropyLoss()
+    losses = []
+    b, k = args.batch, args.accum
+    for step in range(args.steps):
+        opt.zero_grad()
+        total = 0.0
+        for m in range(k):
+            i = (step * k + m) * b
+            xb = torch.tensor(x[i:i + b], dtype=dtype)
+            yb = torch.tensor(y[i:i + b])
+            loss = loss_fn(model(xb), yb)
+            (loss / k).backward()
+            total += loss.item()
+        opt.step()
+        losses.append(total / k)
+    return losses, model
+
+
+def rel_error(a, b):
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-12))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", choices=sorted(MODELS), required=True)
+    parser.add_argument("--traincc", default="traincc")
+    parser.add_argument("--optimizer", default="sgd")
+    parser.add_argument("--momentum", type=float, default=0.9)
+    parser.add_argument("--weight-decay", type=float, default=0.0)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--accum", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--tolerance", type=float, default=1e-4)
+    parser.add_argument("--workdir")
+    args = parser.parse_args()
+
+    torch.manual_seed(0)
+    cls, sample_shape, classes = MODELS[args.model]
+    model = cls()
+    work = args.workdir or tempfile.mkdtemp(prefix="parity-")
+    os.makedirs(work, exist_ok=True)
+    onnx_path = os.path.join(work, "model.onnx")
+    export(model, sample_shape, args.batch, onnx_path)
+
+    rng = np.random.default_rng(1)
+    n = args.batch * args.accum * args.steps
+    x = rng.standard_normal((n,) + sample_shape).astype(np.float32)
+    y = rng.integers(0, classes, n).astype(np.int64)
+    np.save(os.path.join(work, "x.npy"), x)
+    np.save(os.path.join(work, "y.npy"), y)
+
+    trainer = os.path.join(work, "trainer")
+    compile_cmd = [args.traincc, onnx_path, "-o", trainer,
+                   "--batch-size", str(args.batch),
+                   "--accum-steps", str(args.accum),
+                   "--optimizer", args.optimizer,
+                   "--weight-decay", str(args.weight_decay)]
+    if args.optimizer == "sgd":
+        compile_cmd += ["--momentum", str(args.momentum)]
+    subprocess.run(compile_cmd, check=True)
+    log = os.path.join(work, "run.jsonl")
+    exported = os.path.join(work, "trained.onnx")
+    subprocess.run([trainer, "train", "--train-x", os.path.join(work, "x.npy"),
+                    "--train-y", os.path.join(work, "y.npy"), "--no-shuffle",
+                    "--max-steps", str(args.steps), "--lr", str(args.lr),
+                    "--log", log, "--export", exported, "--threads", "1"],
+                   check=True, stdout=subprocess.DEVNULL)
+    steps = [json.loads(line) for line in open(log)]
+    ours = [s["loss"] for s in steps if s["event"] == "step"]
+
+    # The float64 reference bounds what float32 rounding can explain: the
+    # float32 PyTorch run must be as close to it as the trainer is.
+    ref64, model64 = torch_reference(cls_copy(model, cls), x, y, args,
+                                     torch.float64)
+    ref32, model32 = torch_reference(cls_copy(model, cls), x, y, args,
+                                     torch.float32)
+
+    trained = {init.name: onnx.numpy_helper.to_array(init)
+               for init in onnx.load(exported).graph.initializer}
+    state64 = {k: v.detach().numpy() for k, v in model64.state_dict().items()}
+    state32 = {k: v.detach().numpy() for k, v in model32.state_dict().items()}
+    rows = [("step losses", rel_error(ours, ref64), rel_error(ref32, ref64))]
+    weight_err, torch_weight_err = 0.0, 0.0
+    stat_err, torch_stat_err = 0.0, 0.0
+    for name, value in state64.items():
+        if name.endswith("num_batches_tracked"):
+            continue
+        if name not in trained:
+            print(f"missing in export: {name}")
+            return 1
+        ours_err = rel_error(trained[name], value)
+        torch_err = rel_error(state32[name], value)
+        if "running_" in name:
+            stat_err = max(stat_err, ours_err)
+            torch_stat_err = max(torch_stat_err, torch_err)
+        else:
+            weight_err = max(weight_err, ours_err)
+            torch_weight_err = max(torch_weight_err, torch_err)
+    rows.append(("parameters", weight_err, torch_weight_err))
+    rows.append(("BN running stats", stat_err, torch_stat_err))
+
+    print(f"parity {args.model} optimizer={args.optimizer} K={args.accum} "
+          f"steps={args.steps} (relative error vs PyTorch float64)")
+    print(f"  {'quantity':18} {'traincc':>10} {'torch fp32':>10}")
+    failed = False
+    for name, ours_err, torch_err in rows:
+        # Within the tolerance, or within a few times PyTorch's own float32
+        # spread (deep nets amplify rounding).
+        ok = ours_err <= max(args.tolerance, 4 * torch_err)
+        failed |= not ok
+        print(f"  {name:18} {ours_err:10.2e} {torch_err:10.2e} "
+              f"{'ok' if ok else 'FAIL'}")
+    print(f"  losses traincc: {[round(v, 6) for v in ours]}")
+    print(f"  losses torch64: {[round(v, 6) for v in ref64]}")
+    return 1 if failed else 0
+
+
+def cls_copy(model, cls):
+    """A fresh module of `cls` holding `model`'s initial weights."""
+    clone = cls()
+    clone.load_state_dict(model.state_dict())
+    return clone
+
+
+if __name__ == "__main__":
+    sys.exit(main())
