@@ -174,7 +174,6 @@ void toPipelineOptions(const TrainingOptions &t,
   options.eps = t.eps;
   options.noDecay = t.noDecay;
   options.bnStats = t.bnStats;
-  options.accumSteps = t.accumSteps;
   options.freeze = t.freeze;
 }
 
@@ -267,6 +266,9 @@ int traincc::runCompile(const CompileOptions &options) {
   registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Messages name what is wrong; a dump of the op (for a module-level
+  // diagnostic, the whole model with its weights) would bury them.
+  context.printOpOnDiagnostic(false);
   ScopedDiagnosticHandler handler(&context, printDiagnostic);
 
   ONNXImportOptions importOptions;

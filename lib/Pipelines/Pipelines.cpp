@@ -61,7 +61,6 @@ void traincc::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createAppendLossPass(AppendLossPassOptions{options.loss}));
   ExplicitTrainingModePassOptions modeOptions;
   modeOptions.bnStats = options.bnStats;
-  modeOptions.accumSteps = options.accumSteps;
   pm.addPass(createExplicitTrainingModePass(modeOptions));
   // Autodiff differentiates what canonicalisation left: no dead ops, no
   // identities, one read per parameter.

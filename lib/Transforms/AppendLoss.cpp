@@ -124,6 +124,10 @@ struct AppendLossPass
       module.emitError("no @forward function to train");
       return signalPassFailure();
     }
+    if (forward.isExternal()) {
+      forward.emitError("@forward has no body to train");
+      return signalPassFailure();
+    }
     FailureOr<LossKind> kind = chooseLoss(forward, loss);
     if (failed(kind))
       return signalPassFailure();

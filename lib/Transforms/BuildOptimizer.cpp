@@ -37,15 +37,18 @@ struct BuildOptimizerPass
     }
     llvm::Regex noDecayRegex("^(" + noDecay + ")$");
     std::string error;
-    if (!noDecay.empty() && !noDecayRegex.isValid(error)) {
+    // Checked as written, like --freeze: anchoring could balance it.
+    if (!noDecay.empty() && !llvm::Regex(noDecay).isValid(error)) {
       module.emitError("invalid --no-decay regex '")
           << noDecay << "': " << error;
       return signalPassFailure();
     }
 
     OpBuilder builder(module.getBodyRegion());
-    func::FuncOp apply = getOrCreateApplyStep(module);
-    Block &body = apply.getBody().front();
+    FailureOr<func::FuncOp> apply = getOrCreateApplyStep(module);
+    if (failed(apply))
+      return signalPassFailure();
+    Block &body = apply->getBody().front();
     Value lr = body.getArgument(0), step = body.getArgument(1);
     // Optimizer updates run before anything an earlier pass put there (the
     // pooled BatchNorm update), which does not depend on them.

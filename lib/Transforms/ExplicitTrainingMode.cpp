@@ -17,6 +17,9 @@ using namespace traincc;
 
 namespace {
 
+/// bn-stats=step: micro-batches pooled since the last optimizer step.
+constexpr StringLiteral kBatchCounter = "train.bn_micro_batches";
+
 /// The symbol of the parameter `value` reads, if it is a plain read.
 FlatSymbolRefAttr paramSymbolOf(Value value) {
   if (auto read = value.getDefiningOp<train::ReadParamOp>())
@@ -81,6 +84,15 @@ struct ExplicitTrainingModePass
       dropout.erase();
     }
 
+    // bn-stats=step updates the running statistics in @apply_step.
+    func::FuncOp apply;
+    if (bnStats == "step" && !norms.empty()) {
+      FailureOr<func::FuncOp> applyOr = getOrCreateApplyStep(module);
+      if (failed(applyOr))
+        return failure();
+      apply = *applyOr;
+    }
+
     for (train::BatchNormOp bn : norms) {
       FlatSymbolRefAttr mean = paramSymbolOf(bn.getRunningMean());
       FlatSymbolRefAttr var = paramSymbolOf(bn.getRunningVar());
@@ -96,15 +108,27 @@ struct ExplicitTrainingModePass
           bn.getEpsilonAttr());
       RankedTensorType inputType = bn.getInput().getType();
       int64_t count = inputType.getNumElements() / inputType.getDimSize(1);
+      // As in PyTorch: one value has no variance to normalise with.
+      if (count < 2)
+        return bn.emitError("a BatchNorm in training needs more than one "
+                            "value per channel, got ")
+               << count << " for input " << inputType;
       if (bnStats == "micro")
         train::BNRunningUpdateOp::create(
             builder, loc, mean, var, stats.getMean(), stats.getVariance(),
             /*batches=*/Value(), bn.getMomentumAttr(),
             builder.getI64IntegerAttr(count));
       else
-        poolForStep(module, builder, bn, stats, mean, var, count);
+        poolForStep(module, apply, builder, bn, stats, mean, var, count);
       bn.replaceAllUsesWith(normalized);
       bn.erase();
+    }
+    // Cleared last: every pooled update above divides by it.
+    if (apply) {
+      builder.setInsertionPoint(apply.getBody().back().getTerminator());
+      train::ZeroOp::create(
+          builder, func.getLoc(),
+          FlatSymbolRefAttr::get(builder.getContext(), kBatchCounter));
     }
     return success();
   }
@@ -112,9 +136,10 @@ struct ExplicitTrainingModePass
   /// bn-stats=step: each micro-batch adds its mean and mean of squares to
   /// accumulators (and counts itself); @apply_step turns their averages into
   /// the statistics of the whole effective batch and updates once.
-  void poolForStep(ModuleOp module, OpBuilder &builder, train::BatchNormOp bn,
-                   train::BNStatsOp stats, FlatSymbolRefAttr mean,
-                   FlatSymbolRefAttr var, int64_t count) {
+  void poolForStep(ModuleOp module, func::FuncOp apply, OpBuilder &builder,
+                   train::BatchNormOp bn, train::BNStatsOp stats,
+                   FlatSymbolRefAttr mean, FlatSymbolRefAttr var,
+                   int64_t count) {
     Location loc = bn.getLoc();
     auto anchor = module.lookupSymbol<train::ParamOp>(mean.getAttr());
     RankedTensorType statType = stats.getMean().getType();
@@ -138,7 +163,6 @@ struct ExplicitTrainingModePass
     train::AccumulateOp::create(builder, loc, squareSum, secondMoment, one);
 
     // In the optimizer step: pooled statistics and the single update.
-    func::FuncOp apply = getOrCreateApplyStep(module);
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(apply.getBody().back().getTerminator());
     auto counterType = RankedTensorType::get({}, builder.getF32Type());
@@ -160,10 +184,10 @@ struct ExplicitTrainingModePass
   }
 
   /// The number of micro-batches pooled since the last optimizer step:
-  /// incremented by every micro-step, cleared by @apply_step.
+  /// incremented by every micro-step, cleared at the end of @apply_step.
   FlatSymbolRefAttr getOrCreateBatchCounter(ModuleOp module,
                                             OpBuilder &builder) {
-    StringRef name = "train.bn_micro_batches";
+    StringRef name = kBatchCounter;
     auto symbol = FlatSymbolRefAttr::get(builder.getContext(), name);
     if (module.lookupSymbol(name))
       return symbol;
@@ -182,9 +206,6 @@ struct ExplicitTrainingModePass
     Value unit = train::ConstantOp::create(
         builder, loc, DenseElementsAttr::get(type, builder.getF32FloatAttr(1.0f)));
     train::AccumulateOp::create(builder, loc, symbol, unit, one);
-    func::FuncOp apply = getOrCreateApplyStep(module);
-    builder.setInsertionPoint(apply.getBody().back().getTerminator());
-    train::ZeroOp::create(builder, loc, symbol);
     return symbol;
   }
 

@@ -22,14 +22,16 @@ struct FreezeParamsPass
   void runOnOperation() override {
     if (pattern.empty())
       return;
-    // Anchored: the pattern must match the whole name.
-    llvm::Regex regex("^(" + pattern + ")$");
+    // Checked as written: anchoring could balance a stray parenthesis
+    // ("a)|(b" would become "^(a)|(b)$") and change what matches.
     std::string error;
-    if (!regex.isValid(error)) {
+    if (!llvm::Regex(pattern).isValid(error)) {
       getOperation().emitError()
           << "invalid --freeze regex '" << pattern << "': " << error;
       return signalPassFailure();
     }
+    // Anchored: the pattern must match the whole name.
+    llvm::Regex regex("^(" + pattern + ")$");
     unsigned frozen = 0;
     for (auto param : getOperation().getOps<train::ParamOp>()) {
       if (param.getKind() != train::ParamKind::Trainable ||

@@ -7,15 +7,21 @@
 using namespace mlir;
 using namespace traincc;
 
-func::FuncOp traincc::getOrCreateApplyStep(ModuleOp module) {
-  if (auto existing = module.lookupSymbol<func::FuncOp>("apply_step"))
-    return existing;
+FailureOr<func::FuncOp> traincc::getOrCreateApplyStep(ModuleOp module) {
   OpBuilder builder(module.getBodyRegion());
+  FunctionType type = builder.getFunctionType(
+      {builder.getF32Type(), builder.getI64Type()}, {});
+  if (auto existing = module.lookupSymbol<func::FuncOp>("apply_step")) {
+    // Passes append to its body and use its arguments.
+    if (existing.isExternal() || existing.getFunctionType() != type)
+      return existing.emitError("@apply_step must be a function with a body "
+                                "and the type ")
+             << type << " (lr, step)";
+    return existing;
+  }
   builder.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(
-      builder, module.getLoc(), "apply_step",
-      builder.getFunctionType({builder.getF32Type(), builder.getI64Type()},
-                              {}));
+  auto func =
+      func::FuncOp::create(builder, module.getLoc(), "apply_step", type);
   func.setArgAttrs(0, builder.getDictionaryAttr(builder.getNamedAttr(
                           "train.name", builder.getStringAttr("lr"))));
   func.setArgAttrs(1, builder.getDictionaryAttr(builder.getNamedAttr(

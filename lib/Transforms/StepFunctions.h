@@ -10,8 +10,10 @@
 namespace traincc {
 
 /// Returns `@apply_step(lr: f32, step: i64)`, creating it empty (just a
-/// return) at the end of `module` if no earlier pass did.
-mlir::func::FuncOp getOrCreateApplyStep(mlir::ModuleOp module);
+/// return) at the end of `module` if no earlier pass did. Fails, with an
+/// error, when an existing @apply_step has no body or another type.
+mlir::FailureOr<mlir::func::FuncOp>
+getOrCreateApplyStep(mlir::ModuleOp module);
 
 /// Declares a zero-initialised buffer `name` of `type` and `kind` right
 /// after `anchor` (the parameter it belongs to).

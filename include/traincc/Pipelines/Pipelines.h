@@ -57,10 +57,6 @@ struct TrainingPipelineOptions
   Option<std::string> bnStats{*this, "bn-stats",
                               llvm::cl::desc("micro or step"),
                               llvm::cl::init("micro")};
-  Option<int64_t> accumSteps{
-      *this, "accum-steps",
-      llvm::cl::desc("Micro-batches per optimizer step (trainer default)"),
-      llvm::cl::init(1)};
   Option<std::string> freeze{*this, "freeze",
                              llvm::cl::desc("Regex of parameters to freeze"),
                              llvm::cl::init("")};

@@ -75,12 +75,12 @@ def ExplicitTrainingModePass
   }];
   let options = [
     Option<"bnStats", "bn-stats", "std::string", /*default=*/"\"micro\"",
-           "micro or step">,
-    Option<"accumSteps", "accum-steps", "int64_t", /*default=*/"1",
-           "Micro-batches per optimizer step (for bn-stats=step pooling)">
+           "micro or step">
   ];
+  // bn-stats=step scales its accumulations with an arith.constant.
   let dependentDialects = ["::traincc::train::TrainDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def AutodiffPass : Pass<"traincc-autodiff", "mlir::ModuleOp"> {
