@@ -248,12 +248,25 @@ struct ConvertTrainToLinalgPass
         ReluOp, LeakyReluOp, ClipOp, SigmoidOp, TanhOp, DropoutOp, SoftmaxOp,
         LogSoftmaxOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, ReshapeOp,
         FlattenOp, TransposeOp, ConcatOp, SliceOp, IdentityOp, ConstantOp>();
+    // Losses, gradients and the explicit training-mode ops; the ops that
+    // touch persistent state (accumulate, optimizer updates, running
+    // statistics) are left to state lowering.
+    target.addIllegalOp<
+        SoftmaxCrossEntropyOp, SoftmaxCrossEntropyBackwardOp, MSEOp,
+        MSEBackwardOp, ReduceSumOp, SumToOp, BroadcastToOp,
+        ConvBackwardDataOp, ConvBackwardFilterOp, BatchNormBackwardOp,
+        ReluBackwardOp, LeakyReluBackwardOp, ClipBackwardOp,
+        SigmoidBackwardOp, TanhBackwardOp, SoftmaxBackwardOp,
+        LogSoftmaxBackwardOp, MaxPoolBackwardOp, AvgPoolBackwardOp,
+        SliceBackwardOp, BNStatsOp, BNApplyOp, DropoutMaskOp>();
 
     RewritePatternSet patterns(context);
     traincc::codegen::populateLinearAlgebraPatterns(patterns);
     traincc::codegen::populateElementwisePatterns(patterns);
     traincc::codegen::populatePoolingPatterns(patterns);
     traincc::codegen::populateDataMovementPatterns(patterns);
+    traincc::codegen::populateGradientPatterns(patterns);
+    traincc::codegen::populateWindowGradientPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

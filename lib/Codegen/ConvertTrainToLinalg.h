@@ -82,6 +82,10 @@ void populateLinearAlgebraPatterns(mlir::RewritePatternSet &patterns);
 void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
 void populatePoolingPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
+/// Losses, reductions, activation and BatchNorm gradients, dropout masks.
+void populateGradientPatterns(mlir::RewritePatternSet &patterns);
+/// Gradients of convolution and pooling.
+void populateWindowGradientPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace traincc::codegen
 

@@ -18,7 +18,6 @@ using namespace traincc;
 namespace {
 
 /// bn-stats=step: micro-batches pooled since the last optimizer step.
-constexpr StringLiteral kBatchCounter = "train.bn_micro_batches";
 
 /// The symbol of the parameter `value` reads, if it is a plain read.
 FlatSymbolRefAttr paramSymbolOf(Value value) {
@@ -123,13 +122,6 @@ struct ExplicitTrainingModePass
       bn.replaceAllUsesWith(normalized);
       bn.erase();
     }
-    // Cleared last: every pooled update above divides by it.
-    if (apply) {
-      builder.setInsertionPoint(apply.getBody().back().getTerminator());
-      train::ZeroOp::create(
-          builder, func.getLoc(),
-          FlatSymbolRefAttr::get(builder.getContext(), kBatchCounter));
-    }
     return success();
   }
 
@@ -150,7 +142,12 @@ struct ExplicitTrainingModePass
     FlatSymbolRefAttr squareSum =
         declareBuffer(anchor, base + ".pooled_square", statType,
                       train::ParamKind::BNAccumulator);
-    FlatSymbolRefAttr batches = getOrCreateBatchCounter(module, builder);
+    // Micro-batches pooled since the last optimizer step, in the
+    // statistics' element type so that every division stays in one type.
+    auto counterType = RankedTensorType::get({}, statType.getElementType());
+    FlatSymbolRefAttr batches =
+        declareBuffer(anchor, base + ".pooled_count", counterType,
+                      train::ParamKind::BNAccumulator);
 
     // In the micro-step: sums of means and of E[x^2] = var + mean^2.
     Value one = arith::ConstantOp::create(builder, loc,
@@ -161,11 +158,15 @@ struct ExplicitTrainingModePass
         train::AddOp::create(builder, loc, stats.getVariance(), square);
     train::AccumulateOp::create(builder, loc, meanSum, stats.getMean(), one);
     train::AccumulateOp::create(builder, loc, squareSum, secondMoment, one);
+    Value unit = train::ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(
+            counterType, builder.getFloatAttr(counterType.getElementType(), 1.0)));
+    train::AccumulateOp::create(builder, loc, batches, unit, one);
 
     // In the optimizer step: pooled statistics and the single update.
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPoint(apply.getBody().back().getTerminator());
-    auto counterType = RankedTensorType::get({}, builder.getF32Type());
     Value n = train::ReadParamOp::create(builder, loc, counterType, batches);
     Value pooledMean = train::DivOp::create(
         builder, loc,
@@ -181,32 +182,7 @@ struct ExplicitTrainingModePass
                                      builder.getI64IntegerAttr(count));
     train::ZeroOp::create(builder, loc, meanSum);
     train::ZeroOp::create(builder, loc, squareSum);
-  }
-
-  /// The number of micro-batches pooled since the last optimizer step:
-  /// incremented by every micro-step, cleared at the end of @apply_step.
-  FlatSymbolRefAttr getOrCreateBatchCounter(ModuleOp module,
-                                            OpBuilder &builder) {
-    StringRef name = kBatchCounter;
-    auto symbol = FlatSymbolRefAttr::get(builder.getContext(), name);
-    if (module.lookupSymbol(name))
-      return symbol;
-    OpBuilder::InsertionGuard guard(builder);
-    auto type = RankedTensorType::get({}, builder.getF32Type());
-    builder.setInsertionPointToStart(module.getBody());
-    train::ParamOp::create(builder, module.getLoc(), name,
-                           train::ParamKind::BNAccumulator, type,
-                           ElementsAttr());
-    // Counted once per micro-step, at the start of @loss.
-    auto lossFunc = module.lookupSymbol<func::FuncOp>("loss");
-    builder.setInsertionPointToStart(&lossFunc.getBody().front());
-    Location loc = lossFunc.getLoc();
-    Value one = arith::ConstantOp::create(builder, loc,
-                                          builder.getF32FloatAttr(1.0f));
-    Value unit = train::ConstantOp::create(
-        builder, loc, DenseElementsAttr::get(type, builder.getF32FloatAttr(1.0f)));
-    train::AccumulateOp::create(builder, loc, symbol, unit, one);
-    return symbol;
+    train::ZeroOp::create(builder, loc, batches);
   }
 
   /// Evaluation form: running statistics, no dropout.

@@ -40,7 +40,7 @@
 // STEP-NOT: @conv.weight.grad
 // STEP-NOT: @conv.bias.grad
 // STEP: func.func @micro_step
-// STEP: train.accumulate @train.bn_micro_batches
+// STEP: train.accumulate @bn.running_mean.pooled_count
 // STEP-NOT: train.bn_running_update
 // STEP-NOT: train.conv_backward
 // STEP: train.accumulate @bn.weight.grad
@@ -51,7 +51,7 @@
 // STEP: train.adam_update @fc.weight, {{.*}} {decoupled = true, weight_decay = 0.00999999977 : f32}
 // STEP: train.adam_update @fc.bias, {{.*}} {decoupled = true}
 // STEP: train.bn_running_update @bn.running_mean, @bn.running_var, {{.*}} count 32 batches
-// STEP: train.zero @train.bn_micro_batches
+// STEP: train.zero @bn.running_mean.pooled_count
 // STEP-NEXT: return
 
 // MSE on the logits and Nesterov SGD.

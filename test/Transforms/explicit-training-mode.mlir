@@ -188,37 +188,36 @@ module {
 
 //--- step.mlir
 
-// Tests that bn-stats=step accumulates each micro-batch's mean and mean of
-// squares into pooled buffers, counts micro-batches once per @loss, and
-// updates the running statistics once in a new @apply_step from the pooled
-// statistics; the counter is cleared after every BatchNorm has read it.
+// Tests that bn-stats=step accumulates each micro-batch's mean, mean of
+// squares and a micro-batch count (one counter per BatchNorm, in the
+// statistics' element type) into pooled buffers, and updates the running
+// statistics once in a new @apply_step from the pooled statistics, clearing
+// each accumulator after its BatchNorm's update.
 // STEP-LABEL: module @two_bn
-// STEP: train.param @train.bn_micro_batches bn_accumulator : tensor<f32>
 // STEP-DAG: train.param @bn1.running_mean.pooled_mean bn_accumulator : tensor<3xf32>
 // STEP-DAG: train.param @bn1.running_mean.pooled_square bn_accumulator : tensor<3xf32>
+// STEP-DAG: train.param @bn1.running_mean.pooled_count bn_accumulator : tensor<f32>
 // STEP-DAG: train.param @bn2.running_mean.pooled_mean bn_accumulator : tensor<3xf32>
 // STEP-DAG: train.param @bn2.running_mean.pooled_square bn_accumulator : tensor<3xf32>
-// STEP-NOT: train.param @train.bn_micro_batches
+// STEP-DAG: train.param @bn2.running_mean.pooled_count bn_accumulator : tensor<f32>
 // STEP: func.func @loss(%[[X:.*]]: tensor<2x3x4xf32>, %{{.*}}: i64 {train.name = "seed"})
-// STEP-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
-// STEP-DAG: %[[UNIT:.*]] = train.constant dense<1.000000e+00> : tensor<f32>
-// STEP: train.accumulate @train.bn_micro_batches, %[[UNIT]] scale %[[ONE]] : tensor<f32>
 // STEP: %[[MEAN:.*]], %[[VAR:.*]] = train.bn_stats %[[X]]
 // STEP: train.bn_apply %[[X]], %[[MEAN]], %[[VAR]]
 // STEP: %[[SQ:.*]] = train.mul %[[MEAN]], %[[MEAN]]
 // STEP: %[[M2:.*]] = train.add %[[VAR]], %[[SQ]]
 // STEP: train.accumulate @bn1.running_mean.pooled_mean, %[[MEAN]] scale %{{.*}} : tensor<3xf32>
 // STEP: train.accumulate @bn1.running_mean.pooled_square, %[[M2]] scale %{{.*}} : tensor<3xf32>
+// STEP: %[[UNIT:.*]] = train.constant dense<1.000000e+00> : tensor<f32>
+// STEP: train.accumulate @bn1.running_mean.pooled_count, %[[UNIT]] scale %{{.*}} : tensor<f32>
 // STEP: train.bn_stats
 // STEP: train.accumulate @bn2.running_mean.pooled_mean
 // STEP: train.accumulate @bn2.running_mean.pooled_square
-// STEP-NOT: train.accumulate @train.bn_micro_batches
+// STEP: train.accumulate @bn2.running_mean.pooled_count
 // STEP-NOT: train.bn_running_update
 // STEP: func.func @eval_step
 // STEP-NOT: train.bn_running_update
 // STEP: func.func @apply_step(%{{.*}}: f32 {train.name = "lr"}, %{{.*}}: i64 {train.name = "step"})
-// STEP-NOT: train.zero @train.bn_micro_batches
-// STEP: %[[N:.*]] = train.read_param @train.bn_micro_batches : tensor<f32>
+// STEP: %[[N:.*]] = train.read_param @bn1.running_mean.pooled_count : tensor<f32>
 // STEP: %[[SUM:.*]] = train.read_param @bn1.running_mean.pooled_mean
 // STEP: %[[PM:.*]] = train.div %[[SUM]], %[[N]]
 // STEP: %[[SQSUM:.*]] = train.read_param @bn1.running_mean.pooled_square
@@ -228,12 +227,12 @@ module {
 // STEP: train.bn_running_update @bn1.running_mean, @bn1.running_var, %[[PM]], %[[PV]] momentum 1.000000e-01 count 8 batches %[[N]] : tensor<3xf32>, tensor<f32>
 // STEP: train.zero @bn1.running_mean.pooled_mean
 // STEP: train.zero @bn1.running_mean.pooled_square
-// STEP-NOT: train.zero @train.bn_micro_batches
-// STEP: %[[N2:.*]] = train.read_param @train.bn_micro_batches
+// STEP: train.zero @bn1.running_mean.pooled_count
+// STEP: %[[N2:.*]] = train.read_param @bn2.running_mean.pooled_count
 // STEP: train.bn_running_update @bn2.running_mean, @bn2.running_var, %{{.*}}, %{{.*}} momentum 1.000000e-01 count 8 batches %[[N2]]
 // STEP: train.zero @bn2.running_mean.pooled_mean
 // STEP: train.zero @bn2.running_mean.pooled_square
-// STEP: train.zero @train.bn_micro_batches
+// STEP: train.zero @bn2.running_mean.pooled_count
 // STEP-NEXT: return
 module @two_bn {
   train.param @bn1.weight trainable : tensor<3xf32>
@@ -288,9 +287,9 @@ module @no_bn {
 // STEP-LABEL: module @existing_apply
 // STEP: func.func @apply_step(%{{.*}}: f32, %{{.*}}: i64)
 // STEP-NEXT: train.zero @other
-// STEP-NEXT: train.read_param @train.bn_micro_batches
+// STEP-NEXT: train.read_param @bn.running_mean.pooled_count
 // STEP: train.bn_running_update @bn.running_mean
-// STEP: train.zero @train.bn_micro_batches
+// STEP: train.zero @bn.running_mean.pooled_count
 // STEP-NEXT: return
 module @existing_apply {
   train.param @other bn_accumulator : tensor<3xf32>

@@ -11,7 +11,8 @@ include "mlir/Pass/PassBase.td"
 
 def ConvertTrainToLinalgPass
     : Pass<"traincc-convert-train-to-linalg", "mlir::ModuleOp"> {
-  let summary = "Lowers Train forward compute ops to linalg on tensors";
+  let summary = "Lowers Train compute ops (forward, losses, gradients) to "
+                "linalg on tensors";
   let description = [{
     The first codegen stage: every forward compute op becomes linalg (named
     ops where one fits, `linalg.generic` otherwise) plus `tensor` ops for data
@@ -47,6 +48,21 @@ def ConvertTrainToLinalgPass
       dropout needs the RNG and is built by training-step construction.
     - `train.constant` becomes `arith.constant`; `train.read_param` is left
       alone (a later pass decides where parameters live).
+    - Losses and gradient ops (ConvertTrainToLinalgGradients.cpp,
+      ConvertTrainToLinalgWindowGradients.cpp): cross-entropy as a stable
+      logsumexp; `bn_stats` in two passes (mean, then biased variance),
+      `bn_apply`, `batch_norm_backward` with the statistics paths.
+      Convolution and pooling gradients by their input spread the output
+      gradient into zeros (zero insertion, padding, cropping: one strided
+      `tensor.insert_slice`) and gather it with a flipped kernel, so every
+      map stays affine; `max_pool_backward` routes each window's gradient to
+      its first maximum in row-major order, never to padding (PyTorch).
+    - `train.dropout_mask` hashes (seed, stream, row-major element index)
+      with SplitMix64 (the exact formula is in
+      ConvertTrainToLinalgGradients.cpp): a pure function, reproducible by
+      the runtime and tests, identical on CPU and GPU.
+    - Ops on persistent state (`accumulate`, `assign`, `zero`,
+      `bn_running_update`, optimizer updates) are left for state lowering.
 
     Compute happens in the element type (f32, f16, bf16, f64), except that
     convolutions, matrix products and the sums of average pooling and

@@ -80,7 +80,7 @@ def Train_BNRunningUpdateOp : Train_StateOp<"bn_running_update",
   let arguments = (ins FlatSymbolRefAttr:$running_mean,
                        FlatSymbolRefAttr:$running_var,
                        Train_FloatTensor:$mean, Train_FloatTensor:$variance,
-                       Optional<0DTensorOf<[F32]>>:$batches,
+                       Optional<0DTensorOf<[F16, BF16, F32, F64]>>:$batches,
                        F32Attr:$momentum, I64Attr:$count);
   let assemblyFormat = [{
     $running_mean `,` $running_var `,` $mean `,` $variance `momentum` $momentum
