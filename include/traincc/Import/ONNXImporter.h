@@ -27,6 +27,9 @@ struct ONNXImportOptions {
   /// Refuse any single tensor larger than this many bytes (hostile or absurd
   /// dimensions must not turn into huge allocations).
   uint64_t maxTensorBytes = uint64_t(4) << 30;
+  /// Refuse models whose external data adds up to more than this many
+  /// bytes (many tensors may name the same region of one file).
+  uint64_t maxExternalDataBytes = uint64_t(16) << 30;
 };
 
 /// Imports the model in file `path`. External data is read relative to the
