@@ -5,7 +5,8 @@
 #   2. scripts/build.sh          (configure + build into build/)
 #   3. lit: ninja -C build check-traincc (dialect, importer and e2e tests)
 #   4. ctest --test-dir build    (only when unit tests are registered)
-#   5. test/fuzz/run-fuzz.sh     (only when present)
+#   5. PyTorch parity figures    (two parity cases, printed)
+#   6. test/fuzz/run-fuzz.sh     (only when present)
 # Ends with one line "N passed, N failed" over all suites (lit tests and
 # ctest tests counted one by one, the fuzz script as one) and exits non-zero
 # on any failure.
@@ -80,6 +81,21 @@ if [ -f "$BUILD/CTestTestfile.cmake" ] &&
   passed=$((passed + ct_total - ct_fail))
   failed=$((failed + ct_fail))
 fi
+
+# lit checks the parity tests but shows their output only on failure; print
+# the measured errors of two of them here so that every run records them.
+section "PyTorch parity figures (relative error vs a float64 PyTorch run)"
+for case in "--model residual" \
+            "--model basic-conv-bn --optimizer adam --lr 0.01 --accum 4"; do
+  # shellcheck disable=SC2086
+  if /usr/bin/python3 test/e2e/parity/parity.py --traincc "$BUILD/bin/traincc" \
+       $case --workdir "$LOG/parity" 2>"$LOG/parity.err"; then
+    passed=$((passed + 1))
+  else
+    cat "$LOG/parity.err" >&2
+    failed=$((failed + 1))
+  fi
+done
 
 if [ -f test/fuzz/run-fuzz.sh ]; then
   section "fuzz (test/fuzz/run-fuzz.sh)"
