@@ -97,11 +97,42 @@ def export(model, sample_shape, batch, path):
                       do_constant_folding=False, opset_version=15)
 
 
+def pool_batch_norm_statistics(model):
+    """For --bn-stats step: keeps PyTorch's BatchNorm layers from updating
+    their running statistics (momentum 0) and records each layer's inputs,
+    so that update_pooled() can apply one update per optimizer step from
+    the statistics of all K micro-batches together."""
+    layers = [m for m in model.modules()
+              if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    inputs = {layer: [] for layer in layers}
+    momenta = {layer: layer.momentum for layer in layers}
+    for layer in layers:
+        layer.momentum = 0.0
+        layer.register_forward_hook(
+            lambda mod, args, out: inputs[mod].append(args[0].detach()))
+
+    def update_pooled():
+        for layer in layers:
+            x = torch.cat(inputs[layer])
+            axes = [0] + list(range(2, x.dim()))
+            n = x.numel() // x.shape[1]
+            mean = x.mean(dim=axes)
+            var = x.var(dim=axes, unbiased=False) * n / (n - 1)
+            m = momenta[layer]
+            with torch.no_grad():
+                layer.running_mean.mul_(1 - m).add_(m * mean)
+                layer.running_var.mul_(1 - m).add_(m * var)
+            inputs[layer].clear()
+    return update_pooled
+
+
 def torch_reference(model, x, y, args, dtype):
     """Trains `model` (converted to `dtype`) like the trainer does: steps of
     K micro-batches in file order, loss/K per micro-batch."""
     model = model.to(dtype)
     model.train()
+    update_pooled = (pool_batch_norm_statistics(model)
+                     if args.bn_stats == "step" else None)
     if args.optimizer == "sgd":
         opt = torch.optim.SGD(model.parameters(), lr=args.lr,
                               momentum=args.momentum,
@@ -126,6 +157,8 @@ def torch_reference(model, x, y, args, dtype):
             (loss / k).backward()
             total += loss.item()
         opt.step()
+        if update_pooled:
+            update_pooled()
         losses.append(total / k)
     return losses, model
 
@@ -147,6 +180,8 @@ def main():
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--accum", type=int, default=1)
     parser.add_argument("--steps", type=int, default=4)
+    parser.add_argument("--bn-stats", choices=["micro", "step"],
+                        default="micro")
     parser.add_argument("--tolerance", type=float, default=1e-4)
     parser.add_argument("--workdir")
     args = parser.parse_args()
@@ -171,7 +206,8 @@ def main():
                    "--batch-size", str(args.batch),
                    "--accum-steps", str(args.accum),
                    "--optimizer", args.optimizer,
-                   "--weight-decay", str(args.weight_decay)]
+                   "--weight-decay", str(args.weight_decay),
+                   "--bn-stats", args.bn_stats]
     if args.optimizer == "sgd":
         compile_cmd += ["--momentum", str(args.momentum)]
     subprocess.run(compile_cmd, check=True)
@@ -217,6 +253,7 @@ def main():
     rows.append(("BN running stats", stat_err, torch_stat_err))
 
     print(f"parity {args.model} optimizer={args.optimizer} K={args.accum} "
+          f"bn-stats={args.bn_stats} "
           f"steps={args.steps} (relative error vs PyTorch float64)")
     print(f"  {'quantity':18} {'traincc':>10} {'torch fp32':>10}")
     failed = False
