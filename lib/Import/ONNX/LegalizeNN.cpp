@@ -223,11 +223,11 @@ LogicalResult markRunningStat(const ONNXNode &node, RewriterBase &rewriter,
   auto param = read ? SymbolTable::lookupNearestSymbolFrom<train::ParamOp>(
                           read, read.getParamAttr())
                     : train::ParamOp();
-  if (!param) {
-    node.emitError() << "input " << index << " (" << what
-                     << ") must be an initializer: it holds training state";
-    return failure();
-  }
+  // Statistics fed as graph inputs import as they are: the forward graph
+  // (evaluation, export) uses them as given. Training needs them as state;
+  // traincc-explicit-training-mode reports that when a trainer is built.
+  if (!param)
+    return success();
   if (param.getKind() == train::ParamKind::Trainable)
     rewriter.modifyOpInPlace(param, [&] { param.setKind(kind); });
   return success();

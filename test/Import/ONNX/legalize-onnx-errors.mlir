@@ -292,16 +292,6 @@ func.func @max_pool_indices_used(%x: tensor<1x3x8x8xf32>) -> tensor<*xi64> {
 
 // -----
 
-// Tests that BatchNormalization's running statistics must be parameters
-// (they are training state).
-func.func @bn_mean_not_initializer(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
-  // expected-error @+1 {{input 3 (input_mean) must be an initializer: it holds training state}}
-  %0 = train.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {node_name = "bn", onnx_attrs = {}} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
-  return
-}
-
-// -----
-
 // Tests that opset-7 BatchNormalization with spatial = 0 is refused.
 module attributes {train.onnx_opset = 7 : i64} {
   func.func @bn_spatial0(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {

@@ -281,3 +281,16 @@ module attributes {train.onnx_opset = 12 : i64} {
     return %d : tensor<*xf32>
   }
 }
+
+// -----
+
+// Tests that BatchNormalization whose running statistics are graph inputs
+// (as in ONNX's own node tests) imports with them as operands; only building
+// a trainer needs them to be parameters.
+// CHECK-LABEL: func.func @bn_stats_from_inputs
+// CHECK: train.batch_norm %arg0, %arg1, %arg1, %arg2, %arg3
+// CHECK-NOT: train.onnx_node
+func.func @bn_stats_from_inputs(%x: tensor<2x4xf32>, %s: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>) -> tensor<*xf32> {
+  %0 = train.onnx_node "BatchNormalization"(%x, %s, %s, %m, %v) {node_name = "bn", onnx_attrs = {}} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}
