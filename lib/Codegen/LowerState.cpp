@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConvertTrainToLinalg.h"
+
 #include "traincc/Codegen/Passes.h"
 #include "traincc/Dialect/Train/IR/TrainOps.h"
 
@@ -27,6 +29,9 @@ namespace traincc {
 using namespace mlir;
 using namespace traincc;
 namespace tr = traincc::train;
+// Scalar helpers shared with the compute lowering.
+using traincc::codegen::convertFloat;
+using traincc::codegen::floatConstant;
 
 namespace {
 
@@ -57,22 +62,6 @@ SmallVector<Value> buildElementwise(OpBuilder &builder, Location loc,
         linalg::YieldOp::create(b, l, body(b, l, llvm::to_vector(args)));
       });
   return SmallVector<Value>(generic.getResults());
-}
-
-/// Converts a float scalar to `type` (the tensors' element type).
-Value castFloat(OpBuilder &builder, Location loc, Value value, Type type) {
-  Type from = value.getType();
-  if (from == type)
-    return value;
-  if (cast<FloatType>(from).getWidth() < cast<FloatType>(type).getWidth())
-    return arith::ExtFOp::create(builder, loc, type, value);
-  return arith::TruncFOp::create(builder, loc, type, value);
-}
-
-Value floatConstant(OpBuilder &builder, Location loc, Type type,
-                    double value) {
-  return arith::ConstantOp::create(builder, loc,
-                                   builder.getFloatAttr(type, value));
 }
 
 /// The state of one function being rewritten: the current value of every
@@ -217,7 +206,7 @@ LogicalResult StateRewriter::lower(Operation *op) {
 void StateRewriter::lowerAccumulate(tr::AccumulateOp op) {
   Location loc = op.getLoc();
   Type element = elementTypeOf(op.getBufferAttr());
-  Value scale = castFloat(builder, loc, op.getScale(), element);
+  Value scale = convertFloat(builder, loc, op.getScale(), element);
   update(op.getBufferAttr(),
          buildElementwise(
              builder, loc, {op.getValue()}, {scale},
@@ -240,7 +229,7 @@ void StateRewriter::lowerRunningUpdate(tr::BNRunningUpdateOp op) {
   if (Value batches = op.getBatches()) {
     Value n = tensor::ExtractOp::create(builder, loc, batches, ValueRange{});
     count = arith::MulFOp::create(builder, loc, count,
-                                  castFloat(builder, loc, n, element));
+                                  convertFloat(builder, loc, n, element));
   }
   Value one = floatConstant(builder, loc, element, 1.0);
   Value correction = arith::DivFOp::create(
@@ -271,7 +260,7 @@ void StateRewriter::lowerRunningUpdate(tr::BNRunningUpdateOp op) {
 void StateRewriter::lowerSGD(tr::SGDUpdateOp op) {
   Location loc = op.getLoc();
   Type element = elementTypeOf(op.getParamAttr());
-  Value lr = castFloat(builder, loc, op.getLr(), element);
+  Value lr = convertFloat(builder, loc, op.getLr(), element);
   Value weightDecay = floatConstant(builder, loc, element,
                                     op.getWeightDecay().convertToDouble());
   FlatSymbolRefAttr bufferSymbol = op.getMomentumBufferAttr();
@@ -344,15 +333,15 @@ void StateRewriter::lowerAdam(tr::AdamUpdateOp op) {
                                  floatConstant(builder, loc, f64, 1.0), power);
   };
   Value lr64 = arith::ExtFOp::create(builder, loc, f64, op.getLr());
-  Value stepSize = castFloat(
+  Value stepSize = convertFloat(
       builder, loc, arith::DivFOp::create(builder, loc, lr64, correction(beta1)),
       element);
-  Value correction2Sqrt = castFloat(
+  Value correction2Sqrt = convertFloat(
       builder, loc, math::SqrtOp::create(builder, loc, correction(beta2)),
       element);
   double decayValue = op.getWeightDecay().convertToDouble();
   // AdamW shrinks the parameter by lr * weight_decay before the update.
-  Value shrink = castFloat(
+  Value shrink = convertFloat(
       builder, loc,
       arith::SubFOp::create(
           builder, loc, floatConstant(builder, loc, f64, 1.0),
