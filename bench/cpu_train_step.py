@@ -79,7 +79,8 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--traincc", default=os.path.join(ROOT, "build", "bin",
                                                           "traincc"))
-    parser.add_argument("--cpu", default="x86-64")
+    parser.add_argument("--cpu", default="native",
+                        help="traincc --cpu (default: native, as traincc)")
     args = parser.parse_args()
 
     work = tempfile.mkdtemp(prefix="bench-")

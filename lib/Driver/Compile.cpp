@@ -19,6 +19,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/TargetParser/Host.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -204,6 +205,9 @@ int emitTrainer(ModuleOp module, const CompileOptions &options) {
       describeTrainer(module, options);
   if (failed(description))
     return 1;
+  description->targetCPU = options.cpu == "native"
+                               ? llvm::sys::getHostCPUName().str()
+                               : options.cpu;
   PassManager pm(module.getContext());
   CPUCodegenPipelineOptions codegen;
   buildCPUBufferizePipeline(pm, codegen);

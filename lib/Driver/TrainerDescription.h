@@ -59,6 +59,8 @@ struct KernelArgument {
 
 struct TrainerDescription {
   std::string modelName;
+  /// The LLVM CPU the kernels are compiled for (--cpu, "native" resolved).
+  std::string targetCPU;
   std::string modelPath;
   TrainingOptions training;
   std::string loss;

@@ -226,6 +226,7 @@ std::string generateSource(const TrainerDescription &d,
      << "  .micro_step = microStep,\n"
      << "  .apply_step = applyStep,\n"
      << "  .eval_step = evalStep,\n"
+     << "  .target_cpu = " << quote(d.targetCPU) << ",\n"
      << "};\n\n} // namespace\n\n"
      << "extern \"C\" const traincc_model *traincc_get_model(void) { return "
         "&model; }\n";

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -112,6 +113,12 @@ void traincc::buildCPULowerToLLVMPipeline(
   // Temporaries of a step are freed within the step.
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  // Kernels: every linalg op as a loop nest whose innermost loop LLVM can
+  // vectorize, the large ones split across the trainer's threads.
+  pm.addPass(createLinalgGeneralizeNamedOpsPass());
+  pm.addPass(createOrderLoopsForVectorizationPass());
+  if (options.threads)
+    pm.addPass(createOutlineParallelLoopsPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -131,6 +138,8 @@ void traincc::buildCPULowerToLLVMPipeline(
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+  if (options.threads)
+    pm.addPass(createLowerParallelCallsPass());
 }
 
 void traincc::registerPipelines() {
@@ -161,6 +170,8 @@ void traincc::registerAllDialects(DialectRegistry &registry) {
   // function boundaries.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  // Splitting kernels across threads tiles them through TilingInterface.
+  linalg::registerTilingInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(

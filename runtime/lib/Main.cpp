@@ -8,6 +8,46 @@
 #include "traincc/runtime/ModelABI.h"
 #include "traincc/runtime/TrainerMain.h"
 
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+namespace {
+
+char illegalInstructionMessage[512];
+
+extern "C" void onIllegalInstruction(int) {
+  // Only async-signal-safe calls here.
+  ssize_t ignored = write(STDERR_FILENO, illegalInstructionMessage,
+                          std::strlen(illegalInstructionMessage));
+  (void)ignored;
+  _exit(1);
+}
+
+/// Kernels compiled with `--cpu native` (traincc's default) use the vector
+/// instructions of the machine that compiled them; on an older CPU the
+/// trainer would die of SIGILL. Say why instead, and what to do.
+void explainIllegalInstructions(const traincc_model *model) {
+  const char *cpu =
+      model && model->target_cpu && *model->target_cpu ? model->target_cpu
+                                                       : "unknown";
+  std::snprintf(illegalInstructionMessage, sizeof(illegalInstructionMessage),
+                "trainer: error: this CPU lacks an instruction the kernels "
+                "use: they were compiled for CPU '%s'; recompile the model "
+                "with `traincc --cpu x86-64` (any x86-64) or `--cpu native` "
+                "on this machine\n",
+                cpu);
+  struct sigaction action {};
+  action.sa_handler = onIllegalInstruction;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGILL, &action, nullptr);
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
-  return traincc::rt::runTrainerMain(argc, argv, traincc_get_model());
+  const traincc_model *model = traincc_get_model();
+  explainIllegalInstructions(model);
+  return traincc::rt::runTrainerMain(argc, argv, model);
 }

@@ -45,9 +45,10 @@ static cl::opt<EmitKind> emit(
     cl::init(EmitKind::Exe), cl::cat(category));
 static cl::opt<std::string> cpu(
     "cpu",
-    cl::desc("CPU the kernels are compiled for: x86-64 (default, any x86-64 "
-             "machine), native (this machine) or an LLVM CPU name"),
-    cl::init("x86-64"), cl::cat(category));
+    cl::desc("CPU the kernels are compiled for: native (default: this "
+             "machine's CPU and vector width), x86-64 (any x86-64 machine), "
+             "or an LLVM CPU name such as x86-64-v3 or sapphirerapids"),
+    cl::init("native"), cl::cat(category));
 static cl::opt<int64_t> batchSize(
     "batch-size",
     cl::desc("Micro-batch size: the first axis of every model input "

@@ -57,7 +57,7 @@ struct CompileOptions {
   EmitKind emit = EmitKind::Exe;
   /// Host CPU the kernels are compiled for ("x86-64": any x86-64 machine;
   /// "native": this one).
-  std::string cpu = "x86-64";
+  std::string cpu = "native";
   /// See ONNXImportOptions::batchSize.
   int64_t batchSize = 0;
   /// Print a summary of the model (inputs, outputs, ops, parameters) to

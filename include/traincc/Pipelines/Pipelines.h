@@ -68,7 +68,13 @@ void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingPipelineOptions &options);
 
 struct CPUCodegenPipelineOptions
-    : public mlir::PassPipelineOptions<CPUCodegenPipelineOptions> {};
+    : public mlir::PassPipelineOptions<CPUCodegenPipelineOptions> {
+  Option<bool> threads{
+      *this, "threads",
+      llvm::cl::desc("Split large kernels across the trainer's threads "
+                     "(traincc_parallel_for)"),
+      llvm::cl::init(true)};
+};
 
 /// Step functions in the Train dialect -> functions on memrefs: compute ops
 /// become linalg, parameters become arguments updated in place, results

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define TRAINCC_ABI_VERSION 1
+#define TRAINCC_ABI_VERSION 2
 
 typedef enum {
   TRAINCC_DTYPE_F32 = 0,
@@ -130,6 +130,10 @@ typedef struct {
      (`losses` has micro_batch entries). */
   void (*eval_step)(uint8_t *state, uint8_t *workspace, const void *input,
                     const void *target, void *output, float *losses);
+
+  /* The LLVM CPU the kernels were compiled for (traincc --cpu, "native"
+     resolved), named when this machine lacks one of its instructions. */
+  const char *target_cpu;
 } traincc_model;
 
 /* Defined by the generated object. */

@@ -1,0 +1,95 @@
+// RUN: traincc-opt %s -split-input-file -traincc-outline-parallel-loops=min-work=64 | FileCheck %s
+
+// Tests that a large op moves into a body over a range of its outermost
+// parallel loop, called once over the whole range; that buffers no other
+// argument aliases are noalias while two views of one buffer are not; and
+// that constants the body uses are cloned into it.
+// CHECK-LABEL: func.func @step
+// CHECK-SAME: (%[[A:.*]]: memref<8x16xf32>, %[[B:.*]]: memref<8x16xf32>, %[[C:.*]]: memref<128xf32>)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: call @step_par0(%[[A]], %[[B]], %[[C0]], %[[C8]]) : (memref<8x16xf32>, memref<8x16xf32>, index, index) -> ()
+// CHECK-NEXT: %[[V1:.*]] = memref.collapse_shape %[[A]]
+// CHECK-NEXT: %[[V2:.*]] = memref.collapse_shape %[[A]]
+// CHECK-NEXT: %[[C0B:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-NEXT: call @step_par1(%[[V1]], %[[V2]], %[[C]], %[[C0B]], %[[C128]])
+// CHECK-NEXT: return
+// CHECK: func.func private @step_par1(%{{.*}}: memref<128xf32>, %{{.*}}: memref<128xf32>, %{{.*}}: memref<128xf32> {llvm.noalias}, %{{.*}}: index, %{{.*}}: index) attributes {traincc.parallel_body}
+// CHECK: func.func private @step_par0(%[[X:.*]]: memref<8x16xf32> {llvm.noalias}, %[[Y:.*]]: memref<8x16xf32> {llvm.noalias}, %[[BEGIN:.*]]: index, %[[END:.*]]: index) attributes {traincc.parallel_body}
+// CHECK: %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK: %[[SIZE:.*]] = arith.subi %[[END]], %[[BEGIN]] : index
+// CHECK: %[[XS:.*]] = memref.subview %[[X]][%[[BEGIN]], 0] [%[[SIZE]], 16] [1, 1]
+// CHECK: %[[YS:.*]] = memref.subview %[[Y]][%[[BEGIN]], 0] [%[[SIZE]], 16] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[XS]] : {{.*}}) outs(%[[YS]] : {{.*}})
+// CHECK: arith.mulf %{{.*}}, %[[TWO]]
+#id = affine_map<(i, j) -> (i, j)>
+#id1 = affine_map<(i) -> (i)>
+func.func @step(%a: memref<8x16xf32>, %b: memref<8x16xf32>, %c: memref<128xf32>) {
+  %two = arith.constant 2.0 : f32
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<8x16xf32>) outs(%b : memref<8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %two : f32
+    linalg.yield %m : f32
+  }
+  %flat1 = memref.collapse_shape %a [[0, 1]] : memref<8x16xf32> into memref<128xf32>
+  %flat2 = memref.collapse_shape %a [[0, 1]] : memref<8x16xf32> into memref<128xf32>
+  linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%flat1, %flat2 : memref<128xf32>, memref<128xf32>) outs(%c : memref<128xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that small ops, ops without a parallel loop and ops on subviews
+// (which bare pointers cannot describe) stay inline.
+// CHECK-LABEL: func.func @stay
+// CHECK-NOT: call
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: func.func private
+#id1 = affine_map<(i) -> (i)>
+#sum = affine_map<(i) -> ()>
+func.func @stay(%small: memref<4xf32>, %big: memref<1024xf32>, %total: memref<f32>) {
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%small : memref<4xf32>) outs(%small : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#id1, #sum], iterator_types = ["reduction"]}
+      ins(%big : memref<1024xf32>) outs(%total : memref<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  }
+  %half = memref.subview %big[0] [512] [2] : memref<1024xf32> to memref<512xf32, strided<[2]>>
+  linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]}
+      outs(%half : memref<512xf32, strided<[2]>>) {
+  ^bb0(%out: f32):
+    %z = arith.constant 0.0 : f32
+    linalg.yield %z : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that an op is only split along a loop that indexes its output
+// directly: slices along `i` of `out[i * 16 + j]` would still be disjoint,
+// but the pass does not reason about that and keeps the op whole.
+// CHECK-LABEL: func.func @flattening
+// CHECK-NOT: call
+#id2 = affine_map<(i, j) -> (i, j)>
+#flat = affine_map<(i, j) -> (i * 16 + j)>
+func.func @flattening(%a: memref<8x16xf32>, %b: memref<128xf32>) {
+  linalg.generic {indexing_maps = [#id2, #flat], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<8x16xf32>) outs(%b : memref<128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  return
+}
