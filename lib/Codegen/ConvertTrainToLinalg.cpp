@@ -245,9 +245,10 @@ struct ConvertTrainToLinalgPass
     // import scaffolding are not this pass's business.
     target.addIllegalOp<
         ConvOp, BatchNormOp, GemmOp, MatMulOp, AddOp, SubOp, MulOp, DivOp,
-        ReluOp, LeakyReluOp, ClipOp, SigmoidOp, TanhOp, DropoutOp, SoftmaxOp,
-        LogSoftmaxOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, ReshapeOp,
-        FlattenOp, TransposeOp, ConcatOp, SliceOp, IdentityOp, ConstantOp>();
+        MaximumOp, MinimumOp, ReluOp, LeakyReluOp, ClipOp, SigmoidOp, TanhOp,
+        DropoutOp, SoftmaxOp, LogSoftmaxOp, MaxPoolOp, AvgPoolOp,
+        GlobalAvgPoolOp, ReshapeOp, FlattenOp, TransposeOp, ConcatOp, SliceOp,
+        IdentityOp, ConstantOp>();
     // Losses, gradients and the explicit training-mode ops; the ops that
     // touch persistent state (accumulate, optimizer updates, running
     // statistics) are left to state lowering.

@@ -271,7 +271,10 @@ void traincc::codegen::populateElementwisePatterns(
   patterns.add<BinaryLowering<train::AddOp, arith::AddFOp>,
                BinaryLowering<train::SubOp, arith::SubFOp>,
                BinaryLowering<train::MulOp, arith::MulFOp>,
-               BinaryLowering<train::DivOp, arith::DivFOp>, ReluLowering,
+               BinaryLowering<train::DivOp, arith::DivFOp>,
+               // maximumf/minimumf propagate NaN, as ONNX Max/Min/Clip do.
+               BinaryLowering<train::MaximumOp, arith::MaximumFOp>,
+               BinaryLowering<train::MinimumOp, arith::MinimumFOp>, ReluLowering,
                LeakyReluLowering, ClipLowering, SigmoidLowering, TanhLowering,
                ForwardOperandLowering<train::IdentityOp>,
                ForwardOperandLowering<train::DropoutOp>, ConstantLowering,

@@ -100,6 +100,41 @@ LogicalResult bnApplyRule(tr::BNApplyOp op, Value dy, GradientEmitter &e) {
   return success();
 }
 
+/// Batch statistics used other than by their bn_apply (an imported
+/// BatchNormalization's running-statistics outputs): mean = sum(x) / n and
+/// var = sum((x - mean)^2) / n per channel, so dx = (dmean + 2 dvar (x -
+/// mean)) / n. bn_apply's rule covers its own use of the statistics.
+LogicalResult bnStatsRule(tr::BNStatsOp op, GradientEmitter &e) {
+  OpBuilder &b = e.getBuilder();
+  Location loc = op.getLoc();
+  RankedTensorType input = tensorType(op.getInput());
+  int64_t channels = input.getDimSize(1);
+  double count = double(input.getNumElements()) / double(channels);
+  // [C] -> [1, C, 1, ...], which broadcasts against the input.
+  SmallVector<int64_t> shape(input.getRank(), 1);
+  shape[1] = channels;
+  auto perChannel = [&](Value vector) {
+    return Value(tr::ReshapeOp::create(
+        b, loc, RankedTensorType::get(shape, input.getElementType()), vector));
+  };
+  Value sum;
+  if (Value dmean = e.getGradient(op.getMean()))
+    sum = tr::BroadcastToOp::create(b, loc, input, perChannel(dmean));
+  if (Value dvar = e.getGradient(op.getVariance())) {
+    Value centered =
+        tr::SubOp::create(b, loc, op.getInput(), perChannel(op.getMean()));
+    Value term = tr::MulOp::create(
+        b, loc, tr::MulOp::create(b, loc, centered, perChannel(dvar)),
+        e.scalar(loc, input.getElementType(), 2.0));
+    sum = sum ? Value(tr::AddOp::create(b, loc, sum, term)) : term;
+  }
+  e.addGradient(op.getInput(),
+                tr::MulOp::create(b, loc, sum,
+                                  e.scalar(loc, input.getElementType(),
+                                           1.0 / count)));
+  return success();
+}
+
 LogicalResult gemmRule(tr::GemmOp op, Value dy, GradientEmitter &e) {
   OpBuilder &b = e.getBuilder();
   Location loc = op.getLoc();
@@ -181,6 +216,37 @@ LogicalResult binaryRule(Operation *op, Value dy, GradientEmitter &e) {
   return success();
 }
 
+/// y = maximum(a, b) or minimum(a, b), as torch.maximum/minimum: the selected
+/// operand takes dy, ties give each operand dy / 2. Built from existing ops:
+/// relu_backward(dy, a - b) is dy exactly where a > b (a difference of
+/// distinct floats is never zero), and what neither strict side takes, dy
+/// minus both, is dy exactly at the ties (and where a NaN compares false).
+LogicalResult selectRule(Operation *op, Value dy, GradientEmitter &e) {
+  OpBuilder &b = e.getBuilder();
+  Location loc = op->getLoc();
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  if (!e.isActive(lhs) && !e.isActive(rhs))
+    return success();
+  bool isMax = isa<tr::MaximumOp>(op);
+  Value lhsMinusRhs = tr::SubOp::create(b, loc, lhs, rhs);
+  Value rhsMinusLhs = tr::SubOp::create(b, loc, rhs, lhs);
+  Value toLhs = tr::ReluBackwardOp::create(b, loc, dy,
+                                           isMax ? lhsMinusRhs : rhsMinusLhs);
+  Value toRhs = tr::ReluBackwardOp::create(b, loc, dy,
+                                           isMax ? rhsMinusLhs : lhsMinusRhs);
+  Value tied = tr::SubOp::create(b, loc, tr::SubOp::create(b, loc, dy, toLhs),
+                                 toRhs);
+  Value half = tr::MulOp::create(
+      b, loc, tied, e.scalar(loc, tensorType(dy).getElementType(), 0.5));
+  if (e.isActive(lhs))
+    e.addGradient(lhs, e.sumTo(loc, tr::AddOp::create(b, loc, toLhs, half),
+                               lhs.getType()));
+  if (e.isActive(rhs))
+    e.addGradient(rhs, e.sumTo(loc, tr::AddOp::create(b, loc, toRhs, half),
+                               rhs.getType()));
+  return success();
+}
+
 LogicalResult concatRule(tr::ConcatOp op, Value dy, GradientEmitter &e) {
   RankedTensorType type = tensorType(dy);
   int64_t axis = op.getAxis(), offset = 0;
@@ -246,11 +312,16 @@ LogicalResult lossRule(Operation *op, Value dl, GradientEmitter &e) {
 } // namespace
 
 LogicalResult traincc::emitGradientRule(Operation *op, GradientEmitter &e) {
-  // Ops whose results need no rule: leaves, and statistics whose gradient
-  // the bn_apply rule folds into batch_norm_backward.
-  if (isa<tr::ConstantOp, tr::ReadParamOp, tr::DropoutMaskOp, tr::BNStatsOp>(
-          op))
+  // Ops whose results need no rule: leaves.
+  if (isa<tr::ConstantOp, tr::ReadParamOp, tr::DropoutMaskOp>(op))
     return success();
+  // Statistics have a gradient only from users other than bn_apply, whose
+  // rule folds their path into batch_norm_backward.
+  if (auto stats = dyn_cast<tr::BNStatsOp>(op)) {
+    if (!e.getGradient(stats.getMean()) && !e.getGradient(stats.getVariance()))
+      return success();
+    return bnStatsRule(stats, e);
+  }
   // State updates (running statistics, accumulators) produce no value to
   // differentiate.
   if (op->getNumResults() == 0)
@@ -273,6 +344,8 @@ LogicalResult traincc::emitGradientRule(Operation *op, GradientEmitter &e) {
       .Case([&](tr::MatMulOp matmul) { return matmulRule(matmul, dy, e); })
       .Case<tr::AddOp, tr::SubOp, tr::MulOp, tr::DivOp>(
           [&](Operation *binary) { return binaryRule(binary, dy, e); })
+      .Case<tr::MaximumOp, tr::MinimumOp>(
+          [&](Operation *select) { return selectRule(select, dy, e); })
       .Case([&](tr::ReluOp relu) {
         e.addGradient(relu.getInput(), tr::ReluBackwardOp::create(
                                            b, loc, dy, relu.getInput()));

@@ -195,6 +195,27 @@ func.func @binary(%a: tensor<8x16xf32>, %b: tensor<16xf32>, %c: tensor<8x1xf32>,
 
 // -----
 
+// Tests that maximum and minimum become NaN-propagating arith.maximumf and
+// arith.minimumf, a 0-d operand (a Clip bound) broadcast through an
+// indexing map without dimensions.
+
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[SCALAR:.*]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func.func @select
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>, %[[LO:.*]]: tensor<f32>, %[[HI:.*]]: tensor<f32>)
+// CHECK: %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[SCALAR]], #[[ID]]], {{.*}} ins(%[[X]], %[[LO]] :
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[SCALAR]], #[[ID]]], {{.*}} ins(%[[MAX]], %[[HI]] :
+// CHECK: arith.minimumf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT: train.
+func.func @select(%x: tensor<8x16xf32>, %lo: tensor<f32>, %hi: tensor<f32>) -> tensor<8x16xf32> {
+  %0 = train.maximum %x, %lo : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %1 = train.minimum %0, %hi : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  return %1 : tensor<8x16xf32>
+}
+
+// -----
+
 // Tests the scalar bodies of the unary activations.
 
 // CHECK-LABEL: func.func @activations

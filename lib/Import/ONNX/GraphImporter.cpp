@@ -366,7 +366,7 @@ FailureOr<Value> GraphImporter::getValue(const std::string &name,
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node) {
   Location loc = getNameLoc(node.name());
   diagLoc = loc;
-  auto restore = llvm::make_scope_exit([&] { diagLoc = fileLoc; });
+  llvm::scope_exit restore([&] { diagLoc = fileLoc; });
   std::string label = "node '" + node.name() + "' (" + node.op_type() + ")";
 
   // Omitted optional inputs: trailing ones are dropped, the others are

@@ -1,7 +1,8 @@
 //===- LegalizeElementwise.cpp - ONNX elementwise handlers ----------------===//
 //
 // Arithmetic with numpy broadcasting (folded when both operands are
-// constants: the integer arithmetic of shape sub-graphs), activations,
+// constants: the integer arithmetic of shape sub-graphs), Max/Min and Clip,
+// activations,
 // Softmax/LogSoftmax and Identity.
 //
 //===----------------------------------------------------------------------===//
@@ -57,36 +58,56 @@ LogicalResult legalizeLeakyRelu(const ONNXNode &node, RewriterBase &rewriter) {
   return finishNode(node, rewriter, result);
 }
 
-/// A Clip bound given as optional input `index` (opset 11 on): it must be a
-/// constant scalar.
-LogicalResult getClipBound(const ONNXNode &node, unsigned index, StringRef what,
-                           std::optional<float> &bound) {
+/// A Clip bound given as optional input `index` (opset 11 on): a constant
+/// (or initializer) scalar becomes `constant`, any other float tensor holding
+/// one value (a graph input, a computed bound) a 0-d `tensor`.
+LogicalResult getClipBound(const ONNXNode &node, RewriterBase &rewriter,
+                           unsigned index, StringRef what,
+                           std::optional<float> &constant, Value &tensor) {
   if (!node.getInput(index))
     return success();
-  DenseElementsAttr value = getConstantOrInitialValue(node, index);
-  if (!value) {
+  if (DenseElementsAttr value = getConstantOrInitialValue(node, index)) {
+    std::optional<double> scalar = getScalarValue(value);
+    if (!scalar) {
+      node.emitError() << "input " << index << " (" << what
+                       << ") must hold one value, got " << value.getType();
+      return failure();
+    }
+    constant = static_cast<float>(*scalar);
+    return success();
+  }
+  FailureOr<Value> bound = getFloatInput(node, index, what);
+  if (failed(bound))
+    return failure();
+  auto type = cast<RankedTensorType>(bound->getType());
+  if (type.getNumElements() != 1) {
     node.emitError() << "input " << index << " (" << what
-                     << ") is not a constant";
+                     << ") must hold one value, got " << type;
     return failure();
   }
-  std::optional<double> scalar = getScalarValue(value);
-  if (!scalar) {
-    node.emitError() << "input " << index << " (" << what
-                     << ") must hold one value, got " << value.getType();
-    return failure();
-  }
-  bound = static_cast<float>(*scalar);
+  // ONNX bounds are scalars; a [1] bound must not widen the result.
+  tensor = type.getRank() == 0
+               ? *bound
+               : Value(train::ReshapeOp::create(
+                     rewriter, node.getLoc(),
+                     RankedTensorType::get({}, type.getElementType()),
+                     *bound));
   return success();
 }
 
+/// Clip: constant bounds become one train.clip (whose gradient, like
+/// PyTorch's hardtanh, is zero at the bounds); a bound that is a tensor
+/// value becomes train.maximum (lower) or train.minimum (upper), applied in
+/// ONNX's order, min(max(x, lo), hi).
 LogicalResult legalizeClip(const ONNXNode &node, RewriterBase &rewriter) {
   std::optional<float> min, max;
+  Value minTensor, maxTensor;
   if (node.getOpset() < 11) {
     // Clip-6's defaults are the float range, the same as no bound.
     min = node.getFloat("min");
     max = node.getFloat("max");
-  } else if (failed(getClipBound(node, 1, "min", min)) ||
-             failed(getClipBound(node, 2, "max", max))) {
+  } else if (failed(getClipBound(node, rewriter, 1, "min", min, minTensor)) ||
+             failed(getClipBound(node, rewriter, 2, "max", max, maxTensor))) {
     return failure();
   }
   if (min && max && *min > *max) {
@@ -96,10 +117,87 @@ LogicalResult legalizeClip(const ONNXNode &node, RewriterBase &rewriter) {
   FailureOr<Value> input = getFloatInput(node, 0, "input");
   if (failed(input))
     return failure();
-  Value result =
-      train::ClipOp::create(rewriter, node.getLoc(), *input,
-                            min ? rewriter.getF32FloatAttr(*min) : FloatAttr(),
-                            max ? rewriter.getF32FloatAttr(*max) : FloatAttr());
+  auto clip = [&](Value x, std::optional<float> lo, std::optional<float> hi) {
+    if (!lo && !hi)
+      return x;
+    return Value(train::ClipOp::create(
+        rewriter, node.getLoc(), x,
+        lo ? rewriter.getF32FloatAttr(*lo) : FloatAttr(),
+        hi ? rewriter.getF32FloatAttr(*hi) : FloatAttr()));
+  };
+  Value result = *input;
+  if (minTensor) {
+    FailureOr<Value> clamped =
+        createInferred<train::MaximumOp>(node, rewriter, result, minTensor);
+    if (failed(clamped))
+      return failure();
+    result = *clamped;
+  } else {
+    result = clip(result, min, maxTensor ? std::nullopt : max);
+  }
+  if (maxTensor) {
+    FailureOr<Value> clamped =
+        createInferred<train::MinimumOp>(node, rewriter, result, maxTensor);
+    if (failed(clamped))
+      return failure();
+    result = *clamped;
+  } else if (minTensor) {
+    result = clip(result, std::nullopt, max);
+  }
+  return finishNode(node, rewriter, result);
+}
+
+/// Max and Min: variadic, folded left to right into binary train.maximum /
+/// train.minimum (with numpy broadcasting from opset 8; before, the inputs
+/// share one shape). All-constant inputs fold, as in shape sub-graphs.
+template <typename OpTy>
+LogicalResult legalizeVariadicSelect(const ONNXNode &node,
+                                     RewriterBase &rewriter) {
+  unsigned count = node.getNumInputs();
+  if (count == 0) {
+    node.emitError() << "needs at least one input";
+    return failure();
+  }
+  SmallVector<DenseElementsAttr> constants;
+  for (unsigned i = 0; i < count; ++i)
+    if (DenseElementsAttr value = node.getConstantInput(i))
+      constants.push_back(value);
+  if (constants.size() == count) {
+    DenseElementsAttr folded = constants.front();
+    for (DenseElementsAttr value : ArrayRef(constants).drop_front()) {
+      FailureOr<DenseElementsAttr> next =
+          foldBinary(node, node.getOpType(), folded, value);
+      if (failed(next))
+        return failure();
+      folded = *next;
+    }
+    FailureOr<Value> constant = createNodeConstant(node, rewriter, folded);
+    if (failed(constant))
+      return failure();
+    return finishNode(node, rewriter, *constant);
+  }
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < count; ++i) {
+    std::string what = "data_" + std::to_string(i);
+    FailureOr<Value> input = getFloatInput(node, i, what);
+    if (failed(input))
+      return failure();
+    if (node.getOpset() < 8 && !inputs.empty() &&
+        input->getType() != inputs.front().getType()) {
+      node.emitError() << "inputs " << inputs.front().getType() << " and "
+                       << input->getType()
+                       << " differ; broadcasting needs opset 8 or later";
+      return failure();
+    }
+    inputs.push_back(*input);
+  }
+  Value result = inputs.front();
+  for (Value input : ArrayRef(inputs).drop_front()) {
+    FailureOr<Value> next = createInferred<OpTy>(node, rewriter, result, input);
+    if (failed(next))
+      return failure();
+    result = *next;
+  }
   return finishNode(node, rewriter, result);
 }
 
@@ -154,6 +252,8 @@ void onnx_import::addElementwiseHandlers(HandlerTable &table) {
   table["Tanh"] = legalizeUnary<train::TanhOp>;
   table["LeakyRelu"] = legalizeLeakyRelu;
   table["Clip"] = legalizeClip;
+  table["Max"] = legalizeVariadicSelect<train::MaximumOp>;
+  table["Min"] = legalizeVariadicSelect<train::MinimumOp>;
   table["Softmax"] = legalizeSoftmax<train::SoftmaxOp>;
   table["LogSoftmax"] = legalizeSoftmax<train::LogSoftmaxOp>;
   table["Identity"] = legalizeIdentity;

@@ -233,6 +233,51 @@ LogicalResult markRunningStat(const ONNXNode &node, RewriterBase &rewriter,
   return success();
 }
 
+/// Training-mode BatchNormalization-14+'s outputs 1 and 2, when used:
+/// `input_mean * momentum + batch_mean * (1 - momentum)`, and likewise for
+/// the variance. The batch variance is the biased one, as in ONNX's
+/// reference implementation (its backend test data match it exactly), not
+/// the unbiased one that traincc's own running-statistics update uses, as
+/// PyTorch does.
+LogicalResult legalizeRunningOutputs(const ONNXNode &node,
+                                     RewriterBase &rewriter,
+                                     ArrayRef<Value> operands, float momentum) {
+  auto outputs = node.getOp().getOutputs();
+  if (outputs.size() < 2 ||
+      llvm::all_of(outputs.drop_front(),
+                   [](Value output) { return output.use_empty(); }))
+    return success();
+  Location loc = node.getLoc();
+  auto stats = train::BNStatsOp::create(rewriter, loc, operands[0]);
+  Type element = cast<RankedTensorType>(operands[0].getType()).getElementType();
+  auto scalar = [&](float value) {
+    auto type = RankedTensorType::get({}, element);
+    return createConstant(rewriter, loc,
+                          DenseElementsAttr::get(
+                              type, rewriter.getFloatAttr(element, value)));
+  };
+  Value keep = scalar(momentum), take = scalar(complementOfFloat(momentum));
+  const StringRef names[] = {"running_mean", "running_var"};
+  for (unsigned i = 0; i < 2 && i + 1 < outputs.size(); ++i) {
+    Value output = outputs[i + 1];
+    if (output.use_empty())
+      continue;
+    Value old = train::MulOp::create(rewriter, loc, operands[3 + i], keep);
+    Value batch = train::MulOp::create(rewriter, loc, stats.getResult(i), take);
+    Value updated = train::AddOp::create(rewriter, loc, old, batch);
+    auto declared = dyn_cast<RankedTensorType>(output.getType());
+    if (declared && declared.hasStaticShape() &&
+        declared != updated.getType()) {
+      node.emitError() << "output " << i + 1 << " (" << names[i]
+                       << ") has type " << updated.getType()
+                       << ", ONNX shape inference declared " << declared;
+      return failure();
+    }
+    rewriter.replaceAllUsesWith(output, updated);
+  }
+  return success();
+}
+
 LogicalResult legalizeBatchNorm(const ONNXNode &node, RewriterBase &rewriter) {
   if (node.getOpset() < 9 && node.getInt("spatial", 1) == 0) {
     node.emitError() << "spatial = 0 (statistics per activation rather than "
@@ -240,13 +285,16 @@ LogicalResult legalizeBatchNorm(const ONNXNode &node, RewriterBase &rewriter) {
     return failure();
   }
   // Opset 14 turned the optional outputs into the updated running
-  // statistics; before, they were the statistics of the batch. Either way
-  // training-step construction makes them explicit itself.
+  // statistics, defined in training mode; before, they were the statistics
+  // of the batch. Training-step construction updates the running statistics
+  // itself; the outputs, when used, are computed as ONNX defines them.
+  bool runningOutputs =
+      node.getOpset() >= 14 && node.getInt("training_mode", 0) != 0;
   SmallVector<StringRef> outputs =
       node.getOpset() >= 14
           ? SmallVector<StringRef>{"running_mean", "running_var"}
           : SmallVector<StringRef>{"mean", "var", "saved_mean", "saved_var"};
-  if (failed(requireUnusedOutputs(node, 1, outputs)))
+  if (failed(requireUnusedOutputs(node, runningOutputs ? 3 : 1, outputs)))
     return failure();
   SmallVector<Value> operands;
   const StringRef names[] = {"X", "scale", "B", "input_mean", "input_var"};
@@ -274,6 +322,9 @@ LogicalResult legalizeBatchNorm(const ONNXNode &node, RewriterBase &rewriter) {
       operands[4], rewriter.getF32FloatAttr(epsilon),
       rewriter.getF32FloatAttr(complementOfFloat(momentum)));
   if (failed(bn))
+    return failure();
+  if (runningOutputs &&
+      failed(legalizeRunningOutputs(node, rewriter, operands, momentum)))
     return failure();
   return finishNode(node, rewriter, *bn);
 }
@@ -390,7 +441,9 @@ LogicalResult legalizeDropout(const ONNXNode &node, RewriterBase &rewriter) {
     std::optional<double> value =
         getScalarValue(getConstantOrInitialValue(node, 1));
     if (!value) {
-      node.emitError() << "input 1 (ratio) must be a constant scalar";
+      node.emitError() << "input 1 (ratio) must be a constant scalar: "
+                          "traincc trains every Dropout with a compile-time "
+                          "ratio";
       return failure();
     }
     ratio = *value;

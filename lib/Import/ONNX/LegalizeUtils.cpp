@@ -276,6 +276,10 @@ FailureOr<DenseElementsAttr> onnx_import::foldBinary(const ONNXNode &node,
         (void)a.subtract(b, rm);
       else if (opType == "Mul")
         (void)a.multiply(b, rm);
+      else if (opType == "Max")
+        a = llvm::maximum(a, b);
+      else if (opType == "Min")
+        a = llvm::minimum(a, b);
       else
         (void)a.divide(b, rm);
       if (!compare)
@@ -298,6 +302,10 @@ FailureOr<DenseElementsAttr> onnx_import::foldBinary(const ONNXNode &node,
       values.push_back(a - b);
     else if (opType == "Mul")
       values.push_back(a * b);
+    else if (opType == "Max")
+      values.push_back(a.sge(b) ? a : b);
+    else if (opType == "Min")
+      values.push_back(a.sle(b) ? a : b);
     else if (b.isZero()) {
       node.emitError() << "integer division by zero";
       return failure();

@@ -124,8 +124,9 @@ mlir::DenseElementsAttr pickElements(mlir::DenseElementsAttr source,
 llvm::SmallVector<int64_t> broadcastIndices(llvm::ArrayRef<int64_t> from,
                                             llvm::ArrayRef<int64_t> to);
 
-/// Folds Add, Sub, Mul, Div or Equal (`opType`) on two constants with
-/// broadcasting; integer division truncates, as ONNX runtimes do.
+/// Folds Add, Sub, Mul, Div, Max, Min or Equal (`opType`) on two constants
+/// with broadcasting; integer division truncates, as ONNX runtimes do, and
+/// float Max/Min propagate NaN.
 mlir::FailureOr<mlir::DenseElementsAttr>
 foldBinary(const ONNXNode &node, llvm::StringRef opType,
            mlir::DenseElementsAttr lhs, mlir::DenseElementsAttr rhs);

@@ -127,6 +127,64 @@ func.func @sub_div(%x: tensor<8xf32>)
 
 // -----
 
+// Tests that the maximum or minimum of a value with itself folds to it, as
+// do a splat -inf under maximum and +inf under minimum on either side.
+// CHECK-LABEL: func.func @select_neutral
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16xf32>)
+// CHECK-NOT: train.maximum
+// CHECK-NOT: train.minimum
+// CHECK: return %[[X]], %[[X]], %[[X]], %[[X]]
+func.func @select_neutral(%x: tensor<8x16xf32>)
+    -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) {
+  %ninf = train.constant dense<0xFF800000> : tensor<16xf32>
+  %pinf = train.constant dense<0x7F800000> : tensor<f32>
+  %0 = train.maximum %x, %x
+      : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %1 = train.minimum %x, %x
+      : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %2 = train.maximum %ninf, %x
+      : (tensor<16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %3 = train.minimum %x, %pinf
+      : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  return %0, %1, %2, %3
+      : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// Tests that a finite splat (the gradient differs from an identity's at
+// ties), the other infinity, or an infinity that widens the other operand
+// does not fold, and that two splat constants fold to one.
+// CHECK-LABEL: func.func @select_kept
+// CHECK-DAG: %[[ZERO:.*]] = train.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[PINF:.*]] = train.constant dense<0x7F800000> : tensor<f32>
+// CHECK-DAG: %[[NINF:.*]] = train.constant dense<0xFF800000> : tensor<4x16xf32>
+// CHECK-DAG: %[[FOLDED:.*]] = train.constant dense<2.000000e+00> : tensor<3xf32>
+// CHECK: train.maximum %{{.*}}, %[[ZERO]] : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+// CHECK: train.maximum %{{.*}}, %[[PINF]] : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+// CHECK: train.maximum %{{.*}}, %[[NINF]] : (tensor<16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+// CHECK: return {{.*}}, %[[FOLDED]]
+func.func @select_kept(%x: tensor<16xf32>)
+    -> (tensor<16xf32>, tensor<16xf32>, tensor<4x16xf32>, tensor<3xf32>) {
+  %zero = train.constant dense<0.0> : tensor<f32>
+  %pinf = train.constant dense<0x7F800000> : tensor<f32>
+  %ninf = train.constant dense<0xFF800000> : tensor<4x16xf32>
+  %two = train.constant dense<2.0> : tensor<f32>
+  %five = train.constant dense<5.0> : tensor<3xf32>
+  %0 = train.maximum %x, %zero
+      : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  %1 = train.maximum %x, %pinf
+      : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  %2 = train.maximum %x, %ninf
+      : (tensor<16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %3 = train.minimum %two, %five
+      : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0, %1, %2, %3
+      : tensor<16xf32>, tensor<16xf32>, tensor<4x16xf32>, tensor<3xf32>
+}
+
+// -----
+
 // Tests that a chain of reshapes becomes one reshape of the original value.
 // CHECK-LABEL: func.func @reshape_of_reshape
 // CHECK-SAME: (%[[X:.*]]: tensor<8x16x2x2xf32>)

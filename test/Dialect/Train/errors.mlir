@@ -438,6 +438,37 @@ func.func @binary_element_type(%x: tensor<8xf32>, %y: tensor<8xbf16>) {
 
 // -----
 
+// Tests that maximum's operands broadcast.
+func.func @maximum_broadcast(%x: tensor<8x16xf32>, %y: tensor<4x1x8xf32>) {
+  // expected-error @below {{shapes [8, 16] and [4, 1, 8] do not broadcast}}
+  // expected-error @below {{failed to infer returned types}}
+  %z = train.maximum %x, %y
+      : (tensor<8x16xf32>, tensor<4x1x8xf32>) -> tensor<4x8x16xf32>
+  return
+}
+
+// -----
+
+// Tests that minimum's operands share one element type.
+func.func @minimum_element_type(%x: tensor<8xf32>, %y: tensor<f16>) {
+  // expected-error @below {{operands must share one element type, got 'f32' and 'f16'}}
+  // expected-error @below {{failed to infer returned types}}
+  %z = train.minimum %x, %y : (tensor<8xf32>, tensor<f16>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that a maximum's declared result type must be the broadcast shape.
+func.func @maximum_result_type(%x: tensor<8x1xf32>, %y: tensor<4xf32>) {
+  // expected-error @below {{inferred type(s) 'tensor<8x4xf32>' are incompatible with return type(s) of operation 'tensor<8x1xf32>'}}
+  // expected-error @below {{failed to infer returned types}}
+  %z = train.maximum %x, %y : (tensor<8x1xf32>, tensor<4xf32>) -> tensor<8x1xf32>
+  return
+}
+
+// -----
+
 // Tests that clip bounds are ordered.
 func.func @clip_bounds(%x: tensor<8xf32>) {
   // expected-error @below {{'train.clip' op min 6.000000e+00 exceeds max 0.000000e+00}}

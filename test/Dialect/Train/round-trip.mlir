@@ -150,6 +150,29 @@ func.func @binary(%x: tensor<8x16xf32>, %b: tensor<16xf32>,
 
 // -----
 
+// Tests that maximum and minimum round-trip, with broadcasting of a 0-d
+// bound and of both operands.
+
+// CHECK-LABEL: func.func @select
+// CHECK: train.maximum %{{.*}}, %{{.*}} : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+// CHECK: train.minimum %{{.*}}, %{{.*}} : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+// CHECK: train.maximum %{{.*}}, %{{.*}} : (tensor<8x1xbf16>, tensor<3xbf16>) -> tensor<8x3xbf16>
+// CHECK: train.minimum %{{.*}}, %{{.*}} : (tensor<3xbf16>, tensor<8x1xbf16>) -> tensor<8x3xbf16>
+func.func @select(%x: tensor<8x16xf32>, %lo: tensor<f32>, %hi: tensor<f32>,
+                  %c: tensor<8x1xbf16>, %r: tensor<3xbf16>) {
+  %z0 = train.maximum %x, %lo
+      : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %z1 = train.minimum %z0, %hi
+      : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %z2 = train.maximum %c, %r
+      : (tensor<8x1xbf16>, tensor<3xbf16>) -> tensor<8x3xbf16>
+  %z3 = train.minimum %r, %c
+      : (tensor<3xbf16>, tensor<8x1xbf16>) -> tensor<8x3xbf16>
+  return
+}
+
+// -----
+
 // Tests that the unary ops, clip with either bound or none, dropout and
 // softmax round-trip.
 

@@ -108,6 +108,78 @@ module @clip_initializers attributes {train.onnx_opset = 13 : i64} {
 
 // -----
 
+// Tests that Clip bounds that are graph inputs become train.maximum (min)
+// and train.minimum (max) in ONNX's order, that a [1] bound is reshaped to a
+// scalar so that it cannot widen the result, and that a constant bound next
+// to a tensor one stays a train.clip.
+
+// CHECK-LABEL: func.func @clip_tensor_bounds
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[LO:.*]]: tensor<f32>, %[[HI:.*]]: tensor<1xf32>)
+// CHECK: %[[HI0:.*]] = train.reshape %[[HI]] : tensor<1xf32> -> tensor<f32>
+// CHECK: %[[MAX:.*]] = train.maximum %[[X]], %[[LO]] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK: %[[MIN:.*]] = train.minimum %[[MAX]], %[[HI0]] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK: %[[HI1:.*]] = train.reshape %[[HI]] : tensor<1xf32> -> tensor<f32>
+// CHECK: %[[C1:.*]] = train.clip %[[MIN]] min 0.000000e+00 : tensor<2x3xf32>
+// CHECK: %[[M1:.*]] = train.minimum %[[C1]], %[[HI1]]
+// CHECK: %[[M2:.*]] = train.maximum %[[M1]], %[[LO]]
+// CHECK: %[[C2:.*]] = train.clip %[[M2]] max 6.000000e+00 : tensor<2x3xf32>
+// CHECK: return %[[C2]]
+module attributes {train.onnx_opset = 13 : i64} {
+  func.func @clip_tensor_bounds(%x: tensor<2x3xf32>, %lo: tensor<f32>, %hi: tensor<1xf32>) -> tensor<*xf32> {
+    %0 = train.onnx_node "Clip"(%x, %lo, %hi) {node_name = "both", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<f32>, tensor<1xf32>) -> tensor<*xf32>
+    %zero = train.constant dense<0.0> : tensor<f32>
+    %1 = train.onnx_node "Clip"(%0, %zero, %hi) {node_name = "const_min", onnx_attrs = {}} : (tensor<*xf32>, tensor<f32>, tensor<1xf32>) -> tensor<*xf32>
+    %six = train.constant dense<6.0> : tensor<f32>
+    %2 = train.onnx_node "Clip"(%1, %lo, %six) {node_name = "const_max", onnx_attrs = {}} : (tensor<*xf32>, tensor<f32>, tensor<f32>) -> tensor<*xf32>
+    return %2 : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Tests that variadic Max and Min fold left to right into broadcasting
+// binary ops, and that one input is its own result.
+
+// CHECK-LABEL: func.func @max_min
+// CHECK-SAME: (%[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<3xf32>, %[[C:.*]]: tensor<2x1xf32>)
+// CHECK: %[[M0:.*]] = train.maximum %[[A]], %[[B]] : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: %[[M1:.*]] = train.maximum %[[M0]], %[[C]] : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+// CHECK: %[[N:.*]] = train.minimum %[[B]], %[[C]] : (tensor<3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+// CHECK-NOT: train.minimum
+// CHECK: return %[[M1]], %[[N]], %[[A]]
+module attributes {train.onnx_opset = 13 : i64} {
+  func.func @max_min(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<2x1xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %0 = train.onnx_node "Max"(%a, %b, %c) {node_name = "max", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<3xf32>, tensor<2x1xf32>) -> tensor<*xf32>
+    %1 = train.onnx_node "Min"(%b, %c) {node_name = "min", onnx_attrs = {}} : (tensor<3xf32>, tensor<2x1xf32>) -> tensor<*xf32>
+    %2 = train.onnx_node "Min"(%a) {node_name = "one", onnx_attrs = {}} : (tensor<2x3xf32>) -> tensor<*xf32>
+    return %0, %1, %2 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// Tests that Max and Min of constants fold, integers (shape sub-graphs) as
+// signed values and floats with NaN propagating.
+
+// CHECK-LABEL: func.func @max_min_fold
+// CHECK-NOT: train.maximum
+// CHECK-NOT: train.minimum
+// CHECK-DAG: train.constant dense<[3, -1]> : tensor<2xi64>
+// CHECK-DAG: train.constant dense<[0x7FC00000, 1.000000e+00]> : tensor<2xf32>
+module attributes {train.onnx_opset = 13 : i64} {
+  func.func @max_min_fold() -> (tensor<*xi64>, tensor<*xf32>) {
+    %a = train.constant dense<[3, -2]> : tensor<2xi64>
+    %b = train.constant dense<[-4, -1]> : tensor<2xi64>
+    %0 = train.onnx_node "Max"(%a, %b) {node_name = "imax", onnx_attrs = {}} : (tensor<2xi64>, tensor<2xi64>) -> tensor<*xi64>
+    %x = train.constant dense<[0x7FC00000, 2.0]> : tensor<2xf32>
+    %y = train.constant dense<1.0> : tensor<f32>
+    %1 = train.onnx_node "Min"(%x, %y) {node_name = "fmin", onnx_attrs = {}} : (tensor<2xf32>, tensor<f32>) -> tensor<*xf32>
+    return %0, %1 : tensor<*xi64>, tensor<*xf32>
+  }
+}
+
+// -----
+
 // Tests that opset-6-style Clip in an opset-7..10 model reads min and max
 // attributes.
 

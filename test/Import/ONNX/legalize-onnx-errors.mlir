@@ -312,15 +312,39 @@ func.func @bn_momentum(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
 
 // -----
 
-// Tests that an updated running statistic may not be used: the training
-// step computes it itself.
+// Tests that an updated running statistic may not be used in inference
+// mode, where ONNX does not define it.
 module attributes {train.onnx_opset = 15 : i64} {
   train.param @m trainable : tensor<4xf32>
   func.func @bn_running_mean_used(%x: tensor<2x4xf32>, %s: tensor<4xf32>) -> tensor<*xf32> {
     %m = train.read_param @m : tensor<4xf32>
     // expected-error @+1 {{output 1 (running_mean) is used but not supported}}
-    %0:3 = train.onnx_node "BatchNormalization"(%x, %s, %s, %m, %m) {node_name = "bn", onnx_attrs = {training_mode = 1 : i64}} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>)
+    %0:3 = train.onnx_node "BatchNormalization"(%x, %s, %s, %m, %m) {node_name = "bn", onnx_attrs = {training_mode = 0 : i64}} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>)
     return %0#1 : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Tests that the batch statistics BatchNormalization-9..13 outputs are not
+// supported.
+module attributes {train.onnx_opset = 9 : i64} {
+  func.func @bn_saved_var_used(%x: tensor<2x4xf32>, %s: tensor<4xf32>) -> tensor<*xf32> {
+    // expected-error @+1 {{output 4 (saved_var) is used but not supported}}
+    %0:5 = train.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {node_name = "bn", onnx_attrs = {}} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>)
+    return %0#4 : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Tests that a declared running-statistic type that differs from the
+// computed one is reported.
+module attributes {train.onnx_opset = 15 : i64} {
+  func.func @bn_running_var_type(%x: tensor<2x4xf32>, %s: tensor<4xf32>) -> tensor<5xf32> {
+    // expected-error @+1 {{output 2 (running_var) has type 'tensor<4xf32>', ONNX shape inference declared 'tensor<5xf32>'}}
+    %0:3 = train.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {node_name = "bn", onnx_attrs = {training_mode = 1 : i64}} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<5xf32>)
+    return %0#2 : tensor<5xf32>
   }
 }
 
@@ -341,7 +365,7 @@ module attributes {train.onnx_opset = 9 : i64} {
 // Tests that Dropout's ratio input must be a constant.
 module attributes {train.onnx_opset = 13 : i64} {
   func.func @dropout_ratio_not_constant(%x: tensor<2x3xf32>, %r: tensor<f32>) {
-    // expected-error @+1 {{input 1 (ratio) must be a constant scalar}}
+    // expected-error @+1 {{input 1 (ratio) must be a constant scalar: traincc trains every Dropout with a compile-time ratio}}
     %0 = train.onnx_node "Dropout"(%x, %r) {node_name = "d", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<*xf32>
     return
   }
@@ -364,11 +388,60 @@ module attributes {train.onnx_opset = 10 : i64} {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-// Tests that Clip bounds must be constants.
+// Tests that a Clip bound that is not a constant must hold one value.
 module attributes {train.onnx_opset = 13 : i64} {
-  func.func @clip_min_not_constant(%x: tensor<2x3xf32>, %lo: tensor<f32>) {
-    // expected-error @+1 {{node 'c' (Clip): input 1 (min) is not a constant}}
-    %0 = train.onnx_node "Clip"(%x, %lo) {node_name = "c", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<*xf32>
+  func.func @clip_min_tensor_not_scalar(%x: tensor<2x3xf32>, %lo: tensor<3xf32>) {
+    // expected-error @+1 {{node 'c' (Clip): input 1 (min) must hold one value, got 'tensor<3xf32>'}}
+    %0 = train.onnx_node "Clip"(%x, %lo) {node_name = "c", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<*xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that a Clip bound that is not a constant must be a float tensor of
+// the input's element type.
+module attributes {train.onnx_opset = 13 : i64} {
+  func.func @clip_max_tensor_type(%x: tensor<2x3xf32>, %hi: tensor<f16>) {
+    %none = train.onnx_none
+    // expected-error @+1 {{node 'c' (Clip): operands must share one element type, got 'f32' and 'f16'}}
+    %0 = train.onnx_node "Clip"(%x, %none, %hi) {node_name = "c", onnx_attrs = {}} : (tensor<2x3xf32>, none, tensor<f16>) -> tensor<*xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that a Max of inputs that do not broadcast is refused, naming the
+// shapes.
+module attributes {train.onnx_opset = 13 : i64} {
+  func.func @max_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+    // expected-error @+1 {{node 'm' (Max): shapes [2, 3] and [4] do not broadcast}}
+    %0 = train.onnx_node "Max"(%a, %b) {node_name = "m", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<*xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that Min before opset 8 does not broadcast.
+module attributes {train.onnx_opset = 7 : i64} {
+  func.func @min_opset7_broadcast(%a: tensor<2x3xf32>, %b: tensor<3xf32>) {
+    // expected-error @+1 {{node 'm' (Min): inputs 'tensor<2x3xf32>' and 'tensor<3xf32>' differ; broadcasting needs opset 8 or later}}
+    %0 = train.onnx_node "Min"(%a, %b) {node_name = "m", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<*xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that Max of integer tensors that are not constants is refused
+// (traincc trains float models; integer Max only folds in shape
+// sub-graphs).
+module attributes {train.onnx_opset = 13 : i64} {
+  func.func @max_int(%a: tensor<3xi64>, %b: tensor<3xi64>) {
+    // expected-error @+1 {{node 'm' (Max): input 0 (data_0) has unsupported type 'tensor<3xi64>': expected a float tensor}}
+    %0 = train.onnx_node "Max"(%a, %b) {node_name = "m", onnx_attrs = {}} : (tensor<3xi64>, tensor<3xi64>) -> tensor<*xi64>
     return
   }
 }

@@ -103,6 +103,53 @@ module @bn_opset15 attributes {train.onnx_opset = 15 : i64} {
 
 // -----
 
+// Tests that the running-statistic outputs of a training-mode
+// BatchNormalization, when used, are computed as ONNX defines them:
+// input_mean * momentum + batch_mean * (1 - momentum), and likewise with the
+// biased batch variance of train.bn_stats; Y stays the trainable
+// train.batch_norm.
+
+// CHECK-LABEL: func.func @bn_running_outputs
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x3xf32>, %[[S:.*]]: tensor<4xf32>, %[[B:.*]]: tensor<4xf32>, %[[M:.*]]: tensor<4xf32>, %[[V:.*]]: tensor<4xf32>)
+// CHECK: %[[BN:.*]] = train.batch_norm %[[X]], %[[S]], %[[B]], %[[M]], %[[V]] epsilon 9.99999974E-6 momentum 2.500000e-01
+// CHECK: %[[MEAN:.*]], %[[VAR:.*]] = train.bn_stats %[[X]]
+// CHECK-DAG: %[[TAKE:.*]] = train.constant dense<2.500000e-01> : tensor<f32>
+// CHECK-DAG: %[[KEEP:.*]] = train.constant dense<7.500000e-01> : tensor<f32>
+// CHECK: %[[OLDM:.*]] = train.mul %[[M]], %[[KEEP]]
+// CHECK: %[[NEWM:.*]] = train.mul %[[MEAN]], %[[TAKE]]
+// CHECK: %[[RM:.*]] = train.add %[[OLDM]], %[[NEWM]] : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK: %[[OLDV:.*]] = train.mul %[[V]], %[[KEEP]]
+// CHECK: %[[NEWV:.*]] = train.mul %[[VAR]], %[[TAKE]]
+// CHECK: %[[RV:.*]] = train.add %[[OLDV]], %[[NEWV]]
+// CHECK: return %[[BN]], %[[RM]], %[[RV]]
+module attributes {train.onnx_opset = 15 : i64} {
+  func.func @bn_running_outputs(%x: tensor<2x4x3xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+    %y:3 = train.onnx_node "BatchNormalization"(%x, %s, %b, %m, %v) {node_name = "bn", onnx_attrs = {momentum = 0.75 : f32, training_mode = 1 : i64}} : (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>)
+    return %y#0, %y#1, %y#2 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// Tests that a used running variance alone does not compute the running
+// mean.
+
+// CHECK-LABEL: func.func @bn_running_var_only
+// CHECK: %{{.*}}, %[[VAR:.*]] = train.bn_stats
+// CHECK-NOT: train.add
+// CHECK: train.mul %[[VAR]]
+// CHECK: train.add
+// CHECK-NOT: train.add
+// CHECK: return
+module attributes {train.onnx_opset = 15 : i64} {
+  func.func @bn_running_var_only(%x: tensor<2x4xf32>, %s: tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+    %y:3 = train.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {node_name = "bn", onnx_attrs = {training_mode = 1 : i64}} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>)
+    return %y#0, %y#2 : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
 // Tests that the older five-output BatchNormalization (opset 9) with unused
 // extra outputs imports the same way, with ONNX's defaults (epsilon 1e-5,
 // momentum 0.9) when the attributes are absent.

@@ -13,6 +13,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace traincc::train;
 
@@ -63,6 +65,40 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
   return foldNeutralRhs(getLhs(), adaptor.getRhs(), getType(), 1.0);
+}
+
+/// maximum and minimum: x with itself is x (its gradient, two halves of a
+/// tie, is the identity's too), a splat -inf (+inf for minimum) that does
+/// not widen the other operand is neutral, and two splat constants fold to
+/// one.
+static OpFoldResult foldSelect(Operation *op, Attribute lhsValue,
+                               Attribute rhsValue, bool isMax) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Type resultType = op->getResult(0).getType();
+  if (lhs == rhs)
+    return lhs;
+  double neutral = isMax ? -INFINITY : INFINITY;
+  if (OpFoldResult folded = foldNeutralRhs(lhs, rhsValue, resultType, neutral))
+    return folded;
+  if (OpFoldResult folded = foldNeutralRhs(rhs, lhsValue, resultType, neutral))
+    return folded;
+  auto l = dyn_cast_if_present<SplatElementsAttr>(lhsValue);
+  auto r = dyn_cast_if_present<SplatElementsAttr>(rhsValue);
+  if (!l || !r || !isa<FloatType>(l.getElementType()))
+    return {};
+  APFloat a = l.getSplatValue<APFloat>(), b = r.getSplatValue<APFloat>();
+  return SplatElementsAttr::get(cast<ShapedType>(resultType),
+                                isMax ? llvm::maximum(a, b)
+                                      : llvm::minimum(a, b));
+}
+
+OpFoldResult MaximumOp::fold(FoldAdaptor adaptor) {
+  return foldSelect(*this, adaptor.getLhs(), adaptor.getRhs(), /*isMax=*/true);
+}
+
+OpFoldResult MinimumOp::fold(FoldAdaptor adaptor) {
+  return foldSelect(*this, adaptor.getLhs(), adaptor.getRhs(),
+                    /*isMax=*/false);
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {

@@ -100,3 +100,25 @@ module @batch_norm_pooled_stats {
     return %t : tensor<4x2x3xf64>
   }
 }
+
+// -----
+
+// Batch statistics used beyond BatchNorm (an imported BatchNormalization's
+// running-statistic outputs): the bn_stats rule's mean and variance paths.
+module @bn_stats_used {
+  train.param @shift trainable : tensor<2x3x4xf64>
+  train.param @w trainable : tensor<3x1xf64>
+  func.func @forward(%x: tensor<2x3x4xf64>) -> tensor<2x3x4xf64> {
+    %s = train.read_param @shift : tensor<2x3x4xf64>
+    %w = train.read_param @w : tensor<3x1xf64>
+    %x0 = train.add %x, %s : (tensor<2x3x4xf64>, tensor<2x3x4xf64>) -> tensor<2x3x4xf64>
+    %x1 = train.mul %x0, %w : (tensor<2x3x4xf64>, tensor<3x1xf64>) -> tensor<2x3x4xf64>
+    %mean, %var = train.bn_stats %x1 : (tensor<2x3x4xf64>) -> (tensor<3xf64>, tensor<3xf64>)
+    %m = train.reshape %mean : tensor<3xf64> -> tensor<3x1xf64>
+    %v = train.reshape %var : tensor<3xf64> -> tensor<3x1xf64>
+    %c = train.sub %x1, %m : (tensor<2x3x4xf64>, tensor<3x1xf64>) -> tensor<2x3x4xf64>
+    %y0 = train.mul %c, %v : (tensor<2x3x4xf64>, tensor<3x1xf64>) -> tensor<2x3x4xf64>
+    %y = train.tanh %y0 : tensor<2x3x4xf64>
+    return %y : tensor<2x3x4xf64>
+  }
+}

@@ -326,6 +326,37 @@ def Train_DivOp : Train_BinaryOp<"div"> {
   let hasFolder = 1;
 }
 
+def Train_MaximumOp : Train_BinaryOp<"maximum", [Commutative]> {
+  let summary = "elementwise maximum with broadcasting";
+  let description = [{
+    Both operands have one element type; their shapes broadcast as in numpy.
+    A NaN operand gives NaN. ONNX Max and Clip with a tensor lower bound
+    import as this op. Gradients follow torch.maximum: the larger operand
+    takes the gradient, ties split it evenly. The maximum of a value with
+    itself, or with a splat -inf that does not widen it, folds away.
+
+    ```mlir
+    %z = train.maximum %x, %lo
+        : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
+def Train_MinimumOp : Train_BinaryOp<"minimum", [Commutative]> {
+  let summary = "elementwise minimum with broadcasting";
+  let description = [{
+    The counterpart of `train.maximum` (ONNX Min, Clip with a tensor upper
+    bound); a splat +inf is its neutral element.
+
+    ```mlir
+    %z = train.minimum %x, %hi
+        : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+    ```
+  }];
+  let hasFolder = 1;
+}
+
 def Train_ReluOp : Train_UnaryOp<"relu"> {
   let summary = "max(x, 0)";
   let description = [{
