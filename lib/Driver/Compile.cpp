@@ -121,6 +121,21 @@ bool traincc::validateOptions(const CompileOptions &options) {
   bool binary = options.emit == EmitKind::Exe || options.emit == EmitKind::Obj;
   if (binary && options.outputPath == "-")
     return fail("-o FILE is required to emit a trainer or an object file");
+  if (!options.targetSpelling.empty()) {
+    SmallVector<StringRef> targets;
+    StringRef(options.targetSpelling).split(targets, ',');
+    for (StringRef target : targets)
+      if (target != "cpu" && target != "cuda")
+        return fail("--target must be cpu, cuda or cpu,cuda, got '" +
+                    options.targetSpelling + "'");
+  }
+  if (!options.targetCPU &&
+      (options.emit == EmitKind::Obj || options.emit == EmitKind::LLVMIR))
+    return fail("--emit=obj and --emit=llvm are CPU kernels; they need "
+                "--target to include cpu");
+  if (!llvm::Regex("^sm_[0-9]+a?$").match(options.gpuArch))
+    return fail("--gpu-arch must look like sm_90, got '" + options.gpuArch +
+                "'");
   if (options.batchSize < 0)
     return fail("--batch-size must be positive, got " +
                 llvm::Twine(options.batchSize));
@@ -198,8 +213,95 @@ int printModule(ModuleOp module, const CompileOptions &options) {
   return 0;
 }
 
+/// A fresh temporary folder for a compile's intermediate files, removed at
+/// the end unless TRAINCC_KEEP_TEMPS is set.
+class WorkDir {
+public:
+  bool create() {
+    if (std::error_code error =
+            llvm::sys::fs::createUniqueDirectory("traincc", path_)) {
+      llvm::errs() << "traincc: error: cannot create a temporary directory: "
+                   << error.message() << "\n";
+      return false;
+    }
+    return true;
+  }
+  ~WorkDir() {
+    if (path_.empty())
+      return;
+    if (!std::getenv("TRAINCC_KEEP_TEMPS"))
+      (void)llvm::sys::fs::remove_directories(path_);
+    else
+      llvm::errs() << "traincc: kept intermediate files in " << path_ << "\n";
+  }
+  llvm::StringRef path() const { return path_; }
+
+private:
+  SmallString<128> path_;
+};
+
+/// The CUDA side of the trainer: kernels, launch plans and (with ptxas) a
+/// cubin. When CUDA was not asked for explicitly, a model the GPU path
+/// cannot compile yet gets a warning and a CPU-only trainer.
+LogicalResult addGPUProgram(ModuleOp module, TrainerDescription &description,
+                            const CompileOptions &options,
+                            llvm::StringRef workDir) {
+  bool explicitRequest = options.targetCUDA.has_value();
+  std::optional<std::string> ptxas = findPtxas(options.cudaToolkit);
+  std::string diagnostics;
+  FailureOr<GPUProgram> program = failure();
+  {
+    // Errors of an implicit GPU build become one warning.
+    std::optional<ScopedDiagnosticHandler> quiet;
+    if (!explicitRequest)
+      quiet.emplace(module.getContext(), [&](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error)
+          diagnostics += diag.str();
+        return success();
+      });
+    program = buildGPUProgram(module, description, options);
+  }
+  if (failed(program)) {
+    if (explicitRequest)
+      return failure();
+    llvm::errs() << "traincc: warning: no CUDA kernels for this model ("
+                 << diagnostics << "); the trainer runs on the CPU only\n";
+    return success();
+  }
+  if (ptxas) {
+    FailureOr<std::string> cubin =
+        assemblePTX(program->ptx, options.gpuArch, *ptxas, workDir);
+    if (failed(cubin))
+      return failure();
+    program->cubin = std::move(*cubin);
+  }
+  description.gpu = std::move(*program);
+  return success();
+}
+
+/// Writes the CUDA kernels as PTX (--emit=ptx).
+int emitPTX(ModuleOp module, const CompileOptions &options) {
+  FailureOr<TrainerDescription> description =
+      describeTrainer(module, options);
+  if (failed(description))
+    return 1;
+  FailureOr<GPUProgram> program =
+      buildGPUProgram(module, *description, options);
+  if (failed(program))
+    return 1;
+  std::string error;
+  auto output = openOutputFile(options.outputPath, &error);
+  if (!output) {
+    llvm::errs() << "traincc: error: " << error << "\n";
+    return 1;
+  }
+  output->os() << program->ptx;
+  output->keep();
+  return 0;
+}
+
 /// Lowers the step functions to host code and writes LLVM IR, an object or
-/// (linked with the runtime) the trainer.
+/// (linked with the runtime, with CUDA kernels when asked) the trainer.
 int emitTrainer(ModuleOp module, const CompileOptions &options) {
   FailureOr<TrainerDescription> description =
       describeTrainer(module, options);
@@ -208,6 +310,19 @@ int emitTrainer(ModuleOp module, const CompileOptions &options) {
   description->targetCPU = options.cpu == "native"
                                ? llvm::sys::getHostCPUName().str()
                                : options.cpu;
+  description->hasCPU = options.targetCPU;
+  WorkDir workDir;
+  if (options.emit == EmitKind::Exe) {
+    if (!workDir.create())
+      return 1;
+    // Before the CPU lowering, which rewrites the module in place.
+    bool cuda = options.targetCUDA.value_or(
+        findPtxas(options.cudaToolkit).has_value());
+    if (cuda && failed(addGPUProgram(module, *description, options,
+                                     workDir.path())))
+      return 1;
+  }
+
   PassManager pm(module.getContext());
   CPUCodegenPipelineOptions codegen;
   buildCPUBufferizePipeline(pm, codegen);
@@ -231,34 +346,24 @@ int emitTrainer(ModuleOp module, const CompileOptions &options) {
     return 0;
   }
 
-  SmallString<128> workDir;
-  if (std::error_code error =
-          llvm::sys::fs::createUniqueDirectory("traincc", workDir)) {
-    llvm::errs() << "traincc: error: cannot create a temporary directory: "
-                 << error.message() << "\n";
-    return 1;
-  }
-  SmallString<128> objectPath(workDir);
-  llvm::sys::path::append(objectPath, "kernels.o");
-  int status = 1;
-  {
+  SmallString<128> objectPath;
+  if (options.targetCPU) {
+    objectPath = workDir.path();
+    llvm::sys::path::append(objectPath, "kernels.o");
     std::error_code error;
     llvm::raw_fd_ostream object(objectPath, error);
-    if (error)
+    if (error) {
       llvm::errs() << "traincc: error: cannot write '" << objectPath
                    << "': " << error.message() << "\n";
-    else if (succeeded(emitHostCode(module, objectOptions, false, object))) {
-      object.close();
-      if (succeeded(linkTrainer(*description, objectPath, workDir,
-                                options.outputPath)))
-        status = 0;
+      return 1;
     }
+    if (failed(emitHostCode(module, objectOptions, false, object)))
+      return 1;
   }
-  if (!std::getenv("TRAINCC_KEEP_TEMPS"))
-    (void)llvm::sys::fs::remove_directories(workDir);
-  else
-    llvm::errs() << "traincc: kept intermediate files in " << workDir << "\n";
-  return status;
+  return failed(linkTrainer(*description, objectPath, workDir.path(),
+                            options.outputPath))
+             ? 1
+             : 0;
 }
 
 } // namespace
@@ -301,6 +406,8 @@ int traincc::runCompile(const CompileOptions &options) {
     return 1;
   if (options.emit == EmitKind::StepMLIR)
     return printModule(*module, options);
+  if (options.emit == EmitKind::PTX)
+    return emitPTX(*module, options);
   if (options.emit == EmitKind::LinalgMLIR) {
     PassManager linalgPm(&context);
     linalgPm.addPass(createConvertTrainToLinalgPass());

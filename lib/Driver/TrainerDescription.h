@@ -57,6 +57,32 @@ struct KernelArgument {
   unsigned stateIndex = 0;
 };
 
+/// One argument of a GPU kernel launch (traincc_gpu_arg).
+struct GPUArgument {
+  int32_t kind; // traincc_gpu_arg_kind
+  int32_t size;
+  uint64_t value;
+};
+
+/// One kernel launch of a GPU launch plan (traincc_gpu_launch).
+struct GPULaunch {
+  std::string kernel;
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  uint32_t sharedBytes = 0;
+  std::vector<GPUArgument> args;
+};
+
+/// The CUDA side of a trainer (traincc_gpu_program).
+struct GPUProgram {
+  std::string arch;
+  std::string ptx;
+  /// ptxas output for `arch`; empty without the CUDA toolkit.
+  std::string cubin;
+  uint64_t workspaceBytes = 0;
+  std::vector<GPULaunch> microStep, applyStep, evalStep;
+};
+
 struct TrainerDescription {
   std::string modelName;
   /// The LLVM CPU the kernels are compiled for (--cpu, "native" resolved).
@@ -71,6 +97,10 @@ struct TrainerDescription {
   std::optional<IOTensor> target;
   IOTensor output;
   std::vector<KernelArgument> microStep, applyStep, evalStep;
+  /// Whether the trainer has CPU kernels (--target cpu).
+  bool hasCPU = true;
+  /// The CUDA kernels, when the trainer has them (--target cuda).
+  std::optional<GPUProgram> gpu;
 };
 
 /// Reads the state table and the model interface from the step functions
@@ -86,6 +116,22 @@ describeTrainer(mlir::ModuleOp module, const CompileOptions &options);
 /// (train.param ops, train.* attributes).
 mlir::LogicalResult bindKernels(mlir::ModuleOp module,
                                 TrainerDescription &description);
+
+/// Lowers a copy of the step functions for the GPU: PTX for all kernels
+/// and the three launch plans (no cubin; see assemblePTX).
+mlir::FailureOr<GPUProgram> buildGPUProgram(mlir::ModuleOp stepModule,
+                                            const TrainerDescription &d,
+                                            const CompileOptions &options);
+
+/// ptxas in the CUDA toolkit folder or on PATH.
+std::optional<std::string> findPtxas(llvm::StringRef toolkit);
+
+/// Runs ptxas on `ptx` for `arch` in `workDir` and returns the cubin.
+/// Prints "traincc: error: ..." with ptxas's log on failure.
+mlir::FailureOr<std::string> assemblePTX(llvm::StringRef ptx,
+                                         llvm::StringRef arch,
+                                         llvm::StringRef ptxas,
+                                         llvm::StringRef workDir);
 
 /// Writes the descriptor source, the initial state and the model bytes into
 /// `workDir`, compiles them with the system C++ compiler and links them

@@ -118,18 +118,16 @@ std::string cArgument(const TrainerDescription &d, const KernelArgument &arg) {
 void emitKernelDeclaration(llvm::raw_ostream &os, StringRef name,
                            ArrayRef<KernelArgument> args) {
   os << "void traincc_kernel_" << name << "(";
-  llvm::interleaveComma(args, os, [&](const KernelArgument &arg) {
-    os << cType(arg.role);
-  });
+  llvm::interleaveComma(
+      args, os, [&](const KernelArgument &arg) { os << cType(arg.role); });
   os << ");\n";
 }
 
 void emitKernelCall(llvm::raw_ostream &os, const TrainerDescription &d,
                     StringRef name, ArrayRef<KernelArgument> args) {
   os << "  traincc_kernel_" << name << "(";
-  llvm::interleaveComma(args, os, [&](const KernelArgument &arg) {
-    os << cArgument(d, arg);
-  });
+  llvm::interleaveComma(
+      args, os, [&](const KernelArgument &arg) { os << cArgument(d, arg); });
   os << ");\n";
 }
 
@@ -140,8 +138,51 @@ void emitIOTensor(llvm::raw_ostream &os, StringRef field, const IOTensor &t,
      << ", ioShape" << index << "},\n";
 }
 
-std::string generateSource(const TrainerDescription &d,
-                           uint64_t onnxBytes) {
+/// The launch plan of one step function as C++ tables.
+void emitGPUPlan(llvm::raw_ostream &os, StringRef name,
+                 ArrayRef<GPULaunch> plan) {
+  for (auto [index, launch] : llvm::enumerate(plan)) {
+    os << "const traincc_gpu_arg " << name << "Args" << index << "[] = {";
+    for (const GPUArgument &arg : launch.args)
+      os << "{" << arg.kind << ", " << arg.size << ", " << arg.value << "u}, ";
+    if (launch.args.empty())
+      os << "{0, 0, 0u}";
+    os << "};\n";
+  }
+  os << "const traincc_gpu_launch " << name << "Plan[] = {\n";
+  for (auto [index, launch] : llvm::enumerate(plan))
+    os << "  {" << quote(launch.kernel) << ", {" << launch.grid[0] << ", "
+       << launch.grid[1] << ", " << launch.grid[2] << "}, {" << launch.block[0]
+       << ", " << launch.block[1] << ", " << launch.block[2] << "}, "
+       << launch.sharedBytes << ", " << launch.args.size() << ", " << name
+       << "Args" << index << "},\n";
+  if (plan.empty())
+    os << "  {\"\", {1, 1, 1}, {1, 1, 1}, 0, 0, nullptr},\n";
+  os << "};\n";
+}
+
+/// traincc_gpu_program `gpuProgram`, its PTX and cubin in blobs.S.
+void emitGPUProgram(llvm::raw_ostream &os, const GPUProgram &gpu) {
+  emitGPUPlan(os, "microStep", gpu.microStep);
+  emitGPUPlan(os, "applyStep", gpu.applyStep);
+  emitGPUPlan(os, "evalStep", gpu.evalStep);
+  auto plan = [](StringRef name, ArrayRef<GPULaunch> launches) {
+    return ("{" + llvm::Twine(launches.size()) + ", " + name + "Plan}").str();
+  };
+  os << "const traincc_gpu_program gpuProgram = {\n"
+     << "  .arch = " << quote(gpu.arch) << ",\n"
+     << "  .ptx = reinterpret_cast<const char *>(traincc_ptx_blob),\n"
+     << "  .cubin = " << (gpu.cubin.empty() ? "nullptr" : "traincc_cubin_blob")
+     << ",\n"
+     << "  .cubin_bytes = " << gpu.cubin.size() << "u,\n"
+     << "  .workspace_bytes = " << gpu.workspaceBytes << "u,\n"
+     << "  .micro_step = " << plan("microStep", gpu.microStep) << ",\n"
+     << "  .apply_step = " << plan("applyStep", gpu.applyStep) << ",\n"
+     << "  .eval_step = " << plan("evalStep", gpu.evalStep) << ",\n"
+     << "};\n\n";
+}
+
+std::string generateSource(const TrainerDescription &d, uint64_t onnxBytes) {
   std::string text;
   llvm::raw_string_ostream os(text);
   const TrainingOptions &t = d.training;
@@ -149,41 +190,62 @@ std::string generateSource(const TrainerDescription &d,
      << ": the descriptor of ModelABI.h.\n"
      << "#include \"traincc/runtime/ModelABI.h\"\n\n"
      << "extern \"C\" {\n";
-  emitKernelDeclaration(os, "micro_step", d.microStep);
-  emitKernelDeclaration(os, "apply_step", d.applyStep);
-  emitKernelDeclaration(os, "eval_step", d.evalStep);
+  if (d.hasCPU) {
+    emitKernelDeclaration(os, "micro_step", d.microStep);
+    emitKernelDeclaration(os, "apply_step", d.applyStep);
+    emitKernelDeclaration(os, "eval_step", d.evalStep);
+  }
+  if (d.gpu)
+    os << "extern const uint8_t traincc_ptx_blob[];\n"
+       << "extern const uint8_t traincc_cubin_blob[];\n";
   os << "extern const uint8_t traincc_initial_state_blob[];\n"
      << "extern const uint8_t traincc_onnx_model_blob[];\n}\n\n"
      << "namespace {\n\n";
   for (auto [index, tensor] : llvm::enumerate(d.state))
-    os << "const int64_t stateShape" << index << "[] = "
-       << shapeList(tensor.type) << ";\n";
+    os << "const int64_t stateShape" << index
+       << "[] = " << shapeList(tensor.type) << ";\n";
   IOTensor target = d.target.value_or(IOTensor{"", d.input.type});
   const IOTensor *io[] = {&d.input, &target, &d.output};
   for (auto [index, tensor] : llvm::enumerate(io))
-    os << "const int64_t ioShape" << index << "[] = "
-       << shapeList(tensor->type) << ";\n";
+    os << "const int64_t ioShape" << index << "[] = " << shapeList(tensor->type)
+       << ";\n";
   os << "\nconst traincc_state_tensor stateTable[] = {\n";
   for (const StateTensor &tensor : d.state)
-    os << "  {" << quote(tensor.name) << ", "
-       << static_cast<int>(tensor.kind) << ", "
-       << abiDtype(tensor.type.getElementType()) << ", "
-       << tensor.type.getRank() << ", stateShape"
-       << (&tensor - d.state.data()) << ", " << tensor.offset << "u, "
-       << tensor.bytes << "u, " << tensor.owner << "},\n";
+    os << "  {" << quote(tensor.name) << ", " << static_cast<int>(tensor.kind)
+       << ", " << abiDtype(tensor.type.getElementType()) << ", "
+       << tensor.type.getRank() << ", stateShape" << (&tensor - d.state.data())
+       << ", " << tensor.offset << "u, " << tensor.bytes << "u, "
+       << tensor.owner << "},\n";
   os << "};\n\n";
 
-  os << "void microStep(uint8_t *state, uint8_t *, const void *input, "
-        "const void *target, float gradScale, uint64_t seed, float *loss) "
-        "{\n";
-  emitKernelCall(os, d, "micro_step", d.microStep);
-  os << "}\n\nvoid applyStep(uint8_t *state, uint8_t *, float lr, int64_t "
-        "step) {\n";
-  emitKernelCall(os, d, "apply_step", d.applyStep);
-  os << "}\n\nvoid evalStep(uint8_t *state, uint8_t *, const void *input, "
-        "const void *target, void *output, float *loss) {\n";
-  emitKernelCall(os, d, "eval_step", d.evalStep);
-  os << "}\n\n";
+  if (d.gpu)
+    emitGPUProgram(os, *d.gpu);
+  if (d.hasCPU) {
+    os << "void microStep(uint8_t *state, uint8_t *, const void *input, "
+          "const void *target, float gradScale, uint64_t seed, float *loss) "
+          "{\n";
+    emitKernelCall(os, d, "micro_step", d.microStep);
+    os << "}\n\nvoid applyStep(uint8_t *state, uint8_t *, float lr, int64_t "
+          "step) {\n";
+    emitKernelCall(os, d, "apply_step", d.applyStep);
+    // eval_step's kernel reads targets and writes losses unconditionally;
+    // predict passes neither (ModelABI.h allows null).
+    uint64_t targetBytes =
+        d.target ? d.target->type.getNumElements() *
+                       llvm::divideCeil(
+                           d.target->type.getElementTypeBitWidth(), 8)
+                 : 0;
+    os << "}\n\nalignas(64) const uint8_t noTarget[" << std::max<uint64_t>(
+                                                            targetBytes, 1)
+       << "] = {};\nalignas(64) float spareLosses["
+       << d.input.type.getDimSize(0) << "];\n\n"
+       << "void evalStep(uint8_t *state, uint8_t *, const void *input, "
+          "const void *target, void *output, float *loss) {\n"
+       << "  if (!target)\n    target = noTarget;\n"
+       << "  if (!loss)\n    loss = spareLosses;\n";
+    emitKernelCall(os, d, "eval_step", d.evalStep);
+    os << "}\n\n";
+  }
 
   int64_t classes = d.loss == "cross-entropy" && d.output.type.getRank() == 2
                         ? d.output.type.getDimSize(1)
@@ -205,8 +267,8 @@ std::string generateSource(const TrainerDescription &d,
      << llvm::formatv("  .momentum = {0:e}f,\n  .dampening = {1:e}f,\n"
                       "  .weight_decay = {2:e}f,\n  .beta1 = {3:e}f,\n"
                       "  .beta2 = {4:e}f,\n  .eps = {5:e}f,\n",
-                      t.momentum, t.dampening, t.weightDecay, t.beta1,
-                      t.beta2, t.eps)
+                      t.momentum, t.dampening, t.weightDecay, t.beta1, t.beta2,
+                      t.eps)
             .str()
      << "  .bn_stats_per_step = " << (t.bnStats == "step" ? 1 : 0) << ",\n"
      << "  .num_classes = " << classes << ",\n";
@@ -223,10 +285,11 @@ std::string generateSource(const TrainerDescription &d,
      << "  .workspace_bytes = 0,\n"
      << "  .onnx_model = traincc_onnx_model_blob,\n"
      << "  .onnx_model_bytes = " << onnxBytes << "u,\n"
-     << "  .micro_step = microStep,\n"
-     << "  .apply_step = applyStep,\n"
-     << "  .eval_step = evalStep,\n"
-     << "  .target_cpu = " << quote(d.targetCPU) << ",\n"
+     << "  .micro_step = " << (d.hasCPU ? "microStep" : "nullptr") << ",\n"
+     << "  .apply_step = " << (d.hasCPU ? "applyStep" : "nullptr") << ",\n"
+     << "  .eval_step = " << (d.hasCPU ? "evalStep" : "nullptr") << ",\n"
+     << "  .target_cpu = " << quote(d.hasCPU ? d.targetCPU : "") << ",\n"
+     << "  .gpu = " << (d.gpu ? "&gpuProgram" : "nullptr") << ",\n"
      << "};\n\n} // namespace\n\n"
      << "extern \"C\" const traincc_model *traincc_get_model(void) { return "
         "&model; }\n";
@@ -287,16 +350,16 @@ LogicalResult traincc::linkTrainer(const TrainerDescription &d,
   };
   auto model = llvm::MemoryBuffer::getFile(d.modelPath, /*IsText=*/false);
   if (!model)
-    return fail("cannot read '" + d.modelPath + "': " +
-                model.getError().message());
+    return fail("cannot read '" + d.modelPath +
+                "': " + model.getError().message());
   std::string statePath = inWorkDir("state.bin");
   std::string onnxPath = inWorkDir("model.onnx");
   std::string sourcePath = inWorkDir("model.cpp");
   std::string blobPath = inWorkDir("blobs.S");
   if (failed(writeInitialState(d, statePath)) ||
       failed(writeFile(onnxPath, (*model)->getBuffer())) ||
-      failed(writeFile(sourcePath,
-                       generateSource(d, (*model)->getBufferSize()))))
+      failed(
+          writeFile(sourcePath, generateSource(d, (*model)->getBufferSize()))))
     return failure();
   // The work directory is ours (created with a unique name), so its paths
   // need no escaping inside .incbin.
@@ -308,6 +371,22 @@ LogicalResult traincc::linkTrainer(const TrainerDescription &d,
       "traincc_onnx_model_blob:\n  .incbin \"{1}\"\n"
       "  .section .note.GNU-stack,\"\",@progbits\n",
       statePath, onnxPath);
+  if (d.gpu) {
+    // The PTX is a C string for the driver's JIT: NUL-terminated.
+    std::string ptxPath = inWorkDir("kernels.ptx");
+    std::string cubinPath = inWorkDir("kernels.cubin");
+    if (failed(writeFile(ptxPath, d.gpu->ptx)) ||
+        failed(writeFile(cubinPath, d.gpu->cubin)))
+      return failure();
+    blobs = llvm::formatv("  .section .rodata\n  .balign 64\n"
+                          "  .globl traincc_ptx_blob\n"
+                          "traincc_ptx_blob:\n  .incbin \"{0}\"\n  .byte 0\n"
+                          "  .balign 64\n  .globl traincc_cubin_blob\n"
+                          "traincc_cubin_blob:\n  .incbin \"{1}\"\n  .byte 0\n",
+                          ptxPath, cubinPath)
+                .str() +
+            blobs;
+  }
   if (failed(writeFile(blobPath, blobs)))
     return failure();
 
@@ -324,11 +403,13 @@ LogicalResult traincc::linkTrainer(const TrainerDescription &d,
       return fail("the trainer runtime library '" + library +
                   "' is missing (build the TrainccRuntimeMain target)");
   std::string output = outputPath.str();
-  SmallVector<StringRef> args = {*compiler, "-std=c++20", "-O2",
-                                 includeFlag, sourcePath, blobPath,
-                                 kernelObject, runtimeMain, runtime,
-                                 "-static-libstdc++", "-static-libgcc",
-                                 "-pthread", "-lz", "-lm", "-o", output};
+  SmallVector<StringRef> args = {*compiler,   "-std=c++20", "-O2",
+                                 includeFlag, sourcePath,   blobPath};
+  if (!kernelObject.empty())
+    args.push_back(kernelObject);
+  // -ldl: the CUDA backend opens libcuda.so.1 at run time.
+  args.append({runtimeMain, runtime, "-static-libstdc++", "-static-libgcc",
+               "-pthread", "-lz", "-lm", "-ldl", "-o", output});
   std::string errorText;
   std::string logPath = inWorkDir("link.log");
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),

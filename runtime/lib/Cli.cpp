@@ -24,6 +24,8 @@ const char *commandName(Command command) {
     return "predict";
   case Command::Info:
     return "info";
+  case Command::Plot:
+    return "plot";
   }
   return "";
 }
@@ -69,6 +71,21 @@ Expected<int64_t> parseIntegerIn(const std::string &flag,
   return value;
 }
 
+/// A real number that `accept` approves, or an error that says which range.
+Expected<double> parseRealIf(const std::string &flag, const std::string &text,
+                             bool (*accept)(double), const char *what) {
+  Expected<double> value = parseReal(flag, text);
+  if (!value)
+    return value;
+  if (!accept(*value))
+    return makeError(flag, " must be ", what, ", got ", text);
+  return value;
+}
+
+bool isNonNegative(double v) { return v >= 0; }
+bool isPositive(double v) { return v > 0; }
+bool isOpenUnit(double v) { return v > 0 && v < 1; }
+
 //===----------------------------------------------------------------------===//
 // The flag table
 //===----------------------------------------------------------------------===//
@@ -78,6 +95,7 @@ enum CommandMask : unsigned {
   kEval = 1u << 1,
   kPredict = 1u << 2,
   kInfo = 1u << 3,
+  kPlot = 1u << 4,
 };
 
 unsigned maskOf(Command command) {
@@ -90,6 +108,8 @@ unsigned maskOf(Command command) {
     return kPredict;
   case Command::Info:
     return kInfo;
+  case Command::Plot:
+    return kPlot;
   case Command::None:
     break;
   }
@@ -166,6 +186,43 @@ const FlagSpec kFlags[] = {
     {"-o", "--output", "OUT.npy", kPredict,
      "where predict writes the outputs, float32 [N,...]",
      PATH_FLAG(predictOutput)},
+    {"-o", "--output", "CURVES.svg", kPlot,
+     "where plot writes the SVG (loss, val accuracy and learning rate "
+     "against the optimizer step)",
+     PATH_FLAG(plotOutput)},
+    // Input pipeline (Augment.h).
+    {"--normalize", nullptr, "MEAN,STD|M1,../S1,..",
+     kTrain | kEval | kPredict,
+     "feed (x - mean) / std: one MEAN,STD pair for every value, or one mean "
+     "and std per channel (axis 1 of the input), e.g. 0.49,0.48,0.45/"
+     "0.25,0.24,0.26; applied to train, validation, eval and predict inputs "
+     "alike (give eval and predict the same values)",
+     [](TrainerOptions &o, const std::string &, const std::string &v) {
+       Expected<Normalization> value = parseNormalization(v);
+       if (!value)
+         return value.takeError();
+       o.normalize = value.take();
+       return Error::success();
+     }},
+    {"--augment", nullptr, "hflip,crop[:P]", kTrain,
+     "augment training images [N,C,H,W]: hflip mirrors left-right with "
+     "probability 1/2; crop pads by P (default 4) with zeros and cuts a "
+     "random window of the original size; random choices depend on --seed, "
+     "epoch and position only",
+     [](TrainerOptions &o, const std::string &, const std::string &v) {
+       Expected<Augmentation> value = parseAugmentation(v);
+       if (!value)
+         return value.takeError();
+       o.augment = value.take();
+       return Error::success();
+     }},
+    {"--no-prefetch", nullptr, nullptr, kTrain,
+     "prepare each micro-batch when it is needed instead of on a background "
+     "thread while the previous one runs (same results, for debugging)",
+     [](TrainerOptions &o, const std::string &, const std::string &) {
+       o.prefetch = false;
+       return Error::success();
+     }},
     // Loop.
     {"--epochs", nullptr, "E", kTrain,
      "passes over the training data (default 1, or unlimited with "
@@ -223,9 +280,149 @@ const FlagSpec kFlags[] = {
        o.classWeights = weights.take();
        return Error::success();
      }},
+    // Schedules and epoch-end decisions (Schedule.h).
+    {"--schedule", nullptr, "constant|cosine|step|plateau", kTrain,
+     "learning-rate schedule over optimizer steps (default constant); "
+     "cosine decays to --min-lr over the run's steps, step multiplies by "
+     "--gamma every --step-size steps, plateau acts at epoch ends",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       for (ScheduleKind k : {ScheduleKind::Constant, ScheduleKind::Cosine,
+                              ScheduleKind::Step, ScheduleKind::Plateau})
+         if (v == scheduleKindName(k)) {
+           o.schedule = k;
+           return Error::success();
+         }
+       return makeError(f, ": unknown schedule '", v,
+                        "' (expected constant, cosine, step or plateau)");
+     }},
+    {"--warmup-steps", nullptr, "W", kTrain,
+     "raise the learning rate linearly over the first W optimizer steps "
+     "(step s uses lr*s/W; default 0)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(o.warmupSteps,
+                            parseIntegerIn(f, v, 0, INT64_MAX / 2,
+                                           "a non-negative integer"));
+     }},
+    {"--min-lr", nullptr, "F", kTrain,
+     "cosine: the final learning rate; plateau: the lowest one (default 0)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(
+           o.minLr, parseRealIf(f, v, isNonNegative, "non-negative"));
+     }},
+    {"--step-size", nullptr, "N", kTrain,
+     "step: decay every N optimizer steps after warmup (required)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(o.stepSize, parseIntegerIn(f, v, 1, INT64_MAX / 2,
+                                                       "a positive integer"));
+     }},
+    {"--gamma", nullptr, "G", kTrain, "step: the decay factor (default 0.1)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(o.gamma,
+                            parseRealIf(f, v, isPositive, "positive"));
+     }},
+    {"--plateau-patience", nullptr, "P", kTrain,
+     "plateau: reduce the learning rate after more than P epochs without "
+     "improvement (default 10)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(o.plateauPatience,
+                            parseIntegerIn(f, v, 0, INT32_MAX,
+                                           "a non-negative integer"));
+     }},
+    {"--plateau-factor", nullptr, "F", kTrain,
+     "plateau: multiply the learning rate by F (0 < F < 1, default 0.1)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(o.plateauFactor,
+                            parseRealIf(f, v, isOpenUnit,
+                                        "strictly between 0 and 1"));
+     }},
+    {"--plateau-threshold", nullptr, "T", kTrain,
+     "plateau: an epoch improves when it beats the best by the fraction T "
+     "(PyTorch threshold_mode 'rel'; default 1e-4)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(o.plateauThreshold,
+                            parseRealIf(f, v, isNonNegative, "non-negative"));
+     }},
+    {"--cooldown", nullptr, "C", kTrain,
+     "plateau: epochs after a reduction in which no epoch counts as bad "
+     "(default 0)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(o.cooldown,
+                            parseIntegerIn(f, v, 0, INT32_MAX,
+                                           "a non-negative integer"));
+     }},
+    {"--monitor", nullptr, "val_loss|val_acc", kTrain,
+     "the metric of plateau, early stopping and --save-best-only (default "
+     "val_loss; train_loss when there is no validation data)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       if (v == "val_loss")
+         o.monitor = MonitorKind::ValLoss;
+       else if (v == "val_acc")
+         o.monitor = MonitorKind::ValAcc;
+       else
+         return makeError(f, ": unknown metric '", v,
+                          "' (expected val_loss or val_acc)");
+       return Error::success();
+     }},
+    {"--early-stop-patience", nullptr, "P", kTrain,
+     "stop after P epochs in a row in which the monitored metric did not "
+     "improve by more than --min-delta",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(o.earlyStopPatience,
+                            parseIntegerIn(f, v, 1, INT32_MAX,
+                                           "a positive integer"));
+     }},
+    {"--min-delta", nullptr, "D", kTrain,
+     "early stopping: the least change that counts as an improvement "
+     "(absolute; default 0)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(
+           o.minDelta, parseRealIf(f, v, isNonNegative, "non-negative"));
+     }},
+    {"--grad-clip-norm", nullptr, "C", kTrain,
+     "scale the accumulated gradients down when their global L2 norm "
+     "exceeds C (torch.nn.utils.clip_grad_norm_)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(o.gradClipNorm,
+                            parseRealIf(f, v, isPositive, "positive"));
+     }},
+    // Checkpoints (Checkpoint.h).
+    {"--checkpoint-dir", nullptr, "DIR", kTrain,
+     "write a checkpoint into DIR after every epoch (epoch-NNNN.ckpt); the "
+     "folder is created if needed",
+     PATH_FLAG(checkpointDir)},
+    {"--checkpoint-every", nullptr, "N", kTrain,
+     "also write one every N optimizer steps within an epoch "
+     "(step-NNNNNNNN.ckpt)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(o.checkpointEvery,
+                            parseIntegerIn(f, v, 1, INT64_MAX / 2,
+                                           "a positive integer"));
+     }},
+    {"--save-best-only", nullptr, nullptr, kTrain,
+     "write an epoch checkpoint only when the monitored metric improved",
+     [](TrainerOptions &o, const std::string &, const std::string &) {
+       o.saveBestOnly = true;
+       return Error::success();
+     }},
+    {"--keep-last", nullptr, "K", kTrain,
+     "delete all but the newest K epoch checkpoints and K step checkpoints "
+     "this run wrote (default 3; 0 keeps all)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       return storeExpected(o.keepLast,
+                            parseIntegerIn(f, v, 0, INT32_MAX,
+                                           "a non-negative integer"));
+     }},
+    {"--resume", nullptr, "FILE.ckpt", kTrain,
+     "continue the run a checkpoint holds, bit for bit as if never "
+     "stopped; pass the same options (--epochs and --max-steps count from "
+     "the start of the run)",
+     PATH_FLAG(resumePath)},
     // Machine and outputs.
     {"--device", nullptr, "auto|cpu|cuda", kTrain | kEval | kPredict | kInfo,
-     "where the steps run (default auto)",
+     "where the steps run (default auto): cuda runs the trainer's CUDA "
+     "kernels on GPU 0 (CUDA_VISIBLE_DEVICES picks it; libcuda.so.1 is "
+     "loaded at run time), cpu its CPU code, auto cuda when the trainer has "
+     "CUDA kernels and a GPU is usable, else cpu",
      [](TrainerOptions &o, const std::string &f, const std::string &v) {
        if (v == "auto")
          o.device = DeviceChoice::Auto;
@@ -254,19 +451,62 @@ const FlagSpec kFlags[] = {
 
 #undef PATH_FLAG
 
-const FlagSpec *findFlag(const std::string &name) {
+/// The flag called `name` that `command` accepts, else the first one
+/// called so (for the "not accepted" error).
+const FlagSpec *findFlag(const std::string &name, Command command) {
+  const FlagSpec *found = nullptr;
   for (const FlagSpec &spec : kFlags)
-    if (name == spec.name || (spec.alias && name == spec.alias))
-      return &spec;
-  return nullptr;
+    if (name == spec.name || (spec.alias && name == spec.alias)) {
+      if (spec.commands & maskOf(command))
+        return &spec;
+      if (!found)
+        found = &spec;
+    }
+  return found;
 }
 
 Command commandFromName(const std::string &name) {
   for (Command c :
-       {Command::Train, Command::Eval, Command::Predict, Command::Info})
+       {Command::Train, Command::Eval, Command::Predict, Command::Info,
+        Command::Plot})
     if (name == commandName(c))
       return c;
   return Command::None;
+}
+
+/// Flags that only mean something with another flag.
+Error checkTrainingLoopFlags(const TrainerOptions &o) {
+  const ScheduleKind k = o.schedule;
+  const char *name = scheduleKindName(k);
+  if (k == ScheduleKind::Step && !o.stepSize)
+    return makeError("--schedule step needs --step-size N");
+  if (k != ScheduleKind::Step && (o.stepSize || o.gamma))
+    return makeError(o.stepSize ? "--step-size" : "--gamma",
+                     " applies to --schedule step only, not ", name);
+  if (k != ScheduleKind::Plateau &&
+      (o.plateauPatience || o.plateauFactor || o.plateauThreshold ||
+       o.cooldown))
+    return makeError(o.plateauPatience    ? "--plateau-patience"
+                     : o.plateauFactor    ? "--plateau-factor"
+                     : o.plateauThreshold ? "--plateau-threshold"
+                                          : "--cooldown",
+                     " applies to --schedule plateau only, not ", name);
+  if (o.minLr && k != ScheduleKind::Cosine && k != ScheduleKind::Plateau)
+    return makeError("--min-lr applies to --schedule cosine or plateau "
+                     "only, not ",
+                     name);
+  if (o.minDelta && !o.earlyStopPatience)
+    return makeError("--min-delta needs --early-stop-patience");
+  if (o.monitor && k != ScheduleKind::Plateau && !o.earlyStopPatience &&
+      !o.saveBestOnly)
+    return makeError("--monitor needs --schedule plateau, "
+                     "--early-stop-patience or --save-best-only");
+  if (!o.checkpointDir && (o.checkpointEvery || o.saveBestOnly || o.keepLast))
+    return makeError(o.checkpointEvery ? "--checkpoint-every"
+                     : o.saveBestOnly  ? "--save-best-only"
+                                       : "--keep-last",
+                     " needs --checkpoint-dir");
+  return Error::success();
 }
 
 /// Relations between flags of one command.
@@ -287,7 +527,7 @@ Error checkCombinations(const TrainerOptions &o) {
       return makeError("--val-y needs --val-x");
     if (o.valSplit && (o.valX || o.valY))
       return makeError("--val-split cannot be combined with --val-x/--val-y");
-    return Error::success();
+    return checkTrainingLoopFlags(o);
   case Command::Eval:
     if (o.dataset && (o.evalX || o.evalY))
       return makeError("--dataset cannot be combined with --x/--y");
@@ -303,6 +543,13 @@ Error checkCombinations(const TrainerOptions &o) {
     if (!o.predictOutput)
       return makeError("predict needs -o OUT.npy");
     return Error::success();
+  case Command::Plot:
+    if (!o.plotLog)
+      return makeError("plot needs the log file: plot RUN.jsonl -o "
+                       "CURVES.svg");
+    if (!o.plotOutput)
+      return makeError("plot needs -o CURVES.svg");
+    return Error::success();
   case Command::Info:
   case Command::None:
     return Error::success();
@@ -315,8 +562,8 @@ Error checkCombinations(const TrainerOptions &o) {
 Expected<TrainerOptions> parseCommandLine(int argc, const char *const *argv) {
   TrainerOptions options;
   if (argc < 2)
-    return makeError("no command given (train, eval, predict or info; see "
-                     "--help)");
+    return makeError("no command given (train, eval, predict, info or plot; "
+                     "see --help)");
   std::string first = argv[1];
   if (first == "--help" || first == "-h") {
     options.help = true;
@@ -327,7 +574,8 @@ Expected<TrainerOptions> parseCommandLine(int argc, const char *const *argv) {
   options.command = commandFromName(first);
   if (options.command == Command::None)
     return makeError("unknown command '", first,
-                     "' (expected train, eval, predict or info; see --help)");
+                     "' (expected train, eval, predict, info or plot; see "
+                     "--help)");
   std::string command = commandName(options.command);
 
   std::set<const FlagSpec *> seen;
@@ -335,6 +583,12 @@ Expected<TrainerOptions> parseCommandLine(int argc, const char *const *argv) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       options.help = true;
+      continue;
+    }
+    // plot's one operand: the log file.
+    if (options.command == Command::Plot && !options.plotLog &&
+        !arg.empty() && arg[0] != '-') {
+      options.plotLog = arg;
       continue;
     }
     if (arg.size() < 2 || arg[0] != '-')
@@ -348,7 +602,7 @@ Expected<TrainerOptions> parseCommandLine(int argc, const char *const *argv) {
       value = arg.substr(equals + 1);
       inlineValue = true;
     }
-    const FlagSpec *spec = findFlag(name);
+    const FlagSpec *spec = findFlag(name, options.command);
     if (!spec)
       return makeError("unknown option '", name, "' (see '", command,
                        " --help')");
@@ -418,10 +672,13 @@ std::string helpText(const std::string &program, Command command) {
         "  eval      loss and accuracy of the model's weights on a dataset\n"
         "  predict   write the model's outputs for every input sample\n"
         "  info      the model's inputs, outputs, parameters, memory and\n"
-        "            compile-time options\n\n"
+        "            compile-time options\n"
+        "  plot      draw the curves of a --log file as SVG:\n"
+        "            plot RUN.jsonl -o curves.svg\n\n"
         "Run '", program, " <command> --help' for the options of a command.\n");
 
   std::string text = strCat("usage: ", program, " ", commandName(command),
+                            command == Command::Plot ? " RUN.jsonl" : "",
                             " [options]\n\noptions:\n");
   constexpr size_t kColumn = 30;
   for (const FlagSpec &spec : kFlags) {
@@ -440,6 +697,18 @@ std::string helpText(const std::string &program, Command command) {
   }
   text += strCat("  --help, -h", std::string(kColumn - 12, ' '),
                  "print this help\n");
+  if (command == Command::Train)
+    text += "\n" + wrapText(
+        "On SIGINT (Ctrl-C) or SIGTERM, train finishes the optimizer step in "
+        "progress, writes a checkpoint (into --checkpoint-dir, else "
+        "./interrupted.ckpt), says how to resume and exits with status 130 "
+        "(SIGINT) or 143 (SIGTERM); a second signal ends it at once.",
+        0, 79) + "\n" + wrapText(
+        "On a terminal, train keeps a live line per epoch (steps done, "
+        "steps/s, ETA, mean loss); otherwise it prints only the per-epoch "
+        "lines. '<trainer> plot RUN.jsonl -o curves.svg' draws the --log "
+        "file as SVG.",
+        0, 79);
   return text;
 }
 

@@ -23,15 +23,30 @@ Error withFlagOfFile(Error err, const std::string &xPath, const char *xFlag,
   return std::move(err).withContext(aboutInputs ? xFlag : yFlag);
 }
 
+/// Reads float32 inputs and applies --normalize to them.
+Expected<FloatTensor> readInputs(const std::string &path, const char *flag,
+                                 const TrainerOptions &options,
+                                 const ModelInfo &model) {
+  Expected<FloatTensor> inputs = readNpyFloat32(path);
+  if (!inputs)
+    return inputs.takeError().withContext(flag);
+  if (options.normalize)
+    if (Error err = normalizeInputs(*inputs, *options.normalize,
+                                    model.inputSampleShape))
+      return err;
+  return inputs;
+}
+
 /// Inputs from `xFlag` with the labels or targets from `yFlag` that the
 /// model's loss needs.
 Expected<Dataset> loadSamples(const std::string &xPath,
                               const std::optional<std::string> &yPath,
                               const char *xFlag, const char *yFlag,
+                              const TrainerOptions &options,
                               const ModelInfo &model) {
-  Expected<FloatTensor> inputs = readNpyFloat32(xPath);
+  Expected<FloatTensor> inputs = readInputs(xPath, xFlag, options, model);
   if (!inputs)
-    return inputs.takeError().withContext(xFlag);
+    return inputs.takeError();
 
   Expected<Dataset> data = makeError("internal error: no dataset");
   switch (model.abi->loss) {
@@ -92,7 +107,12 @@ Expected<DatasetSpec> datasetFor(const std::string &text,
 
 /// Images with labels from a built-in dataset split.
 Expected<Dataset> fromLabeledImages(LabeledImages images,
+                                    const TrainerOptions &options,
                                     const ModelInfo &model) {
+  if (options.normalize)
+    if (Error err = normalizeInputs(images.images, *options.normalize,
+                                    model.inputSampleShape))
+      return err;
   Expected<Dataset> data = Dataset::withLabels(
       std::move(images.images), std::move(images.labels),
       model.abi->num_classes);
@@ -114,24 +134,27 @@ Expected<TrainingData> loadTrainingData(const TrainerOptions &options,
     Expected<TrainAndValidation> both = loadNamedDataset(*spec);
     if (!both)
       return both.takeError().withContext("--dataset");
-    Expected<Dataset> train = fromLabeledImages(std::move(both->train), model);
+    Expected<Dataset> train =
+        fromLabeledImages(std::move(both->train), options, model);
     if (!train)
       return train.takeError();
     Expected<Dataset> validation =
-        fromLabeledImages(std::move(both->validation), model);
+        fromLabeledImages(std::move(both->validation), options, model);
     if (!validation)
       return validation.takeError();
     return TrainingData{train.take(), validation.take()};
   }
 
-  Expected<Dataset> train = loadSamples(*options.trainX, options.trainY,
-                                        "--train-x", "--train-y", model);
+  Expected<Dataset> train =
+      loadSamples(*options.trainX, options.trainY, "--train-x", "--train-y",
+                  options, model);
   if (!train)
     return train.takeError();
   TrainingData result{train.take(), std::nullopt};
   if (options.valX) {
-    Expected<Dataset> validation = loadSamples(*options.valX, options.valY,
-                                               "--val-x", "--val-y", model);
+    Expected<Dataset> validation =
+        loadSamples(*options.valX, options.valY, "--val-x", "--val-y",
+                    options, model);
     if (!validation)
       return validation.takeError();
     result.validation = validation.take();
@@ -155,22 +178,32 @@ Expected<Dataset> loadEvaluationData(const TrainerOptions &options,
     Expected<LabeledImages> images = loadFashionMnistSplit(spec->dir, "t10k");
     if (!images)
       return images.takeError().withContext("--dataset");
-    return fromLabeledImages(images.take(), model);
+    return fromLabeledImages(images.take(), options, model);
   }
-  return loadSamples(*options.evalX, options.evalY, "--x", "--y", model);
+  return loadSamples(*options.evalX, options.evalY, "--x", "--y", options,
+                     model);
 }
 
 Expected<Dataset> loadPredictionInputs(const TrainerOptions &options,
                                        const ModelInfo &model) {
-  Expected<FloatTensor> inputs = readNpyFloat32(*options.evalX);
+  Expected<FloatTensor> inputs =
+      readInputs(*options.evalX, "--x", options, model);
   if (!inputs)
-    return inputs.takeError().withContext("--x");
+    return inputs.takeError();
   Expected<Dataset> data = Dataset::inputsOnly(inputs.take());
   if (!data)
     return data.takeError().withContext("--x");
   if (Error err = checkInputs(*data, model, "--x"))
     return err;
   return data;
+}
+
+void configureSampler(SamplerOptions &sampler, const TrainerOptions &options,
+                      const ModelInfo &model) {
+  sampler.augmentation = options.augment;
+  sampler.imageShape = model.inputSampleShape;
+  sampler.normalization = options.normalize;
+  sampler.prefetch = options.prefetch;
 }
 
 } // namespace traincc::rt

@@ -2,6 +2,7 @@
 
 #include "traincc/runtime/Evaluate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -41,8 +42,7 @@ Expected<Evaluator> Evaluator::create(const ModelInfo &model, Dataset data) {
   return evaluator;
 }
 
-Expected<EvaluationResult> Evaluator::run(ModelMemory &memory) {
-  const traincc_model &abi = *model_.abi;
+Expected<EvaluationResult> Evaluator::run(StepBackend &backend) {
   bool labels = data_.targetKind() == TargetKind::ClassLabels;
   double lossSum = 0;
   int64_t correct = 0;
@@ -51,9 +51,9 @@ Expected<EvaluationResult> Evaluator::run(ModelMemory &memory) {
       return err;
     const void *target = labels ? static_cast<const void *>(batch_.labels.data())
                                 : batch_.targets.data();
-    abi.eval_step(memory.state.data(), memory.workspace.data(),
-                  batch_.inputs.data(), target, outputs_.data(),
-                  losses_.data());
+    if (Error err = backend.evalStep(batch_.inputs.data(), target,
+                                     outputs_.data(), losses_.data()))
+      return err;
     for (int64_t row = 0; row < batch_.realRows; ++row) {
       lossSum += losses_[size_t(row)];
       if (labels &&
@@ -70,7 +70,7 @@ Expected<EvaluationResult> Evaluator::run(ModelMemory &memory) {
   return result;
 }
 
-Expected<FloatTensor> predictAll(const ModelInfo &model, ModelMemory &memory,
+Expected<FloatTensor> predictAll(const ModelInfo &model, StepBackend &backend,
                                  const Dataset &data) {
   FloatTensor result;
   result.shape.push_back(data.size());
@@ -83,12 +83,19 @@ Expected<FloatTensor> predictAll(const ModelInfo &model, ModelMemory &memory,
   result.data.resize(size_t(data.size() * rowElements));
   MicroBatch batch = data.makeBatch(model.microBatch);
   std::vector<float> outputs(size_t(model.microBatch * rowElements));
+  // The ABI lets predict pass no target and no losses, but generated
+  // eval_steps (ABI 3) read and write them regardless: hand them zero
+  // targets (label 0, or 0.0) and a losses buffer to write, both ignored.
+  int64_t targetRow = std::max<int64_t>(1, model.targetSampleElements);
+  std::vector<int64_t> dummyTargets(size_t(model.microBatch * targetRow), 0);
+  std::vector<float> dummyLosses(size_t(model.microBatch), 0.f);
+  const void *target = model.hasTarget() ? dummyTargets.data() : nullptr;
   for (int64_t b = 0, e = evalBatchCount(data, batch.rows); b < e; ++b) {
     if (Error err = fillEvalBatch(data, b, batch))
       return err;
-    model.abi->eval_step(memory.state.data(), memory.workspace.data(),
-                         batch.inputs.data(), nullptr, outputs.data(),
-                         nullptr);
+    if (Error err = backend.evalStep(batch.inputs.data(), target,
+                                     outputs.data(), dummyLosses.data()))
+      return err;
     std::memcpy(result.data.data() + b * batch.rows * rowElements,
                 outputs.data(),
                 sizeof(float) * size_t(batch.realRows * rowElements));

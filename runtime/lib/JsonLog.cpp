@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 namespace traincc::rt {
@@ -17,6 +18,23 @@ std::string formatJsonNumber(double value) {
     return "-0.0";
   // formatDouble gives e.g. "1e-07" and "65536": both valid JSON numbers.
   return formatDouble(value);
+}
+
+std::string formatJsonString(const std::string &text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", unsigned(c));
+      out += escaped;
+    } else {
+      out += char(c); // UTF-8 passes through unchanged
+    }
+  }
+  return out + "\"";
 }
 
 namespace {
@@ -36,6 +54,8 @@ std::string formatLogLine(const StepRecord &record) {
   appendField(line, "lr", formatJsonNumber(record.lr));
   appendField(line, "loss_scale", formatJsonNumber(record.lossScale));
   appendField(line, "skipped", record.skipped ? "true" : "false");
+  if (record.gradNorm)
+    appendField(line, "grad_norm", formatJsonNumber(*record.gradNorm));
   return line + "}\n";
 }
 
@@ -49,6 +69,35 @@ std::string formatLogLine(const EpochRecord &record) {
     appendField(line, "val_acc", formatJsonNumber(*record.valAcc));
   appendField(line, "lr", formatJsonNumber(record.lr));
   appendField(line, "seconds", formatJsonNumber(record.seconds));
+  if (record.paramChange) {
+    std::string object = "{";
+    for (const auto &[name, change] : *record.paramChange) {
+      if (object.size() > 1)
+        object += ',';
+      object += formatJsonString(name) + ":" + formatJsonNumber(change);
+    }
+    appendField(line, "param_change", object + "}");
+  }
+  if (record.bnStats) {
+    std::string object = "{";
+    for (const TensorSummary &s : *record.bnStats) {
+      if (object.size() > 1)
+        object += ',';
+      object += formatJsonString(s.name) +
+                ":{\"mean\":" + formatJsonNumber(s.mean) +
+                ",\"max_abs\":" + formatJsonNumber(s.maxAbs) + "}";
+    }
+    appendField(line, "bn_stats", object + "}");
+  }
+  return line + "}\n";
+}
+
+std::string formatLogLine(const EarlyStopRecord &record) {
+  std::string line = "{\"event\":\"early_stop\"";
+  appendField(line, "epoch", std::to_string(record.epoch));
+  appendField(line, "best_epoch", std::to_string(record.bestEpoch));
+  appendField(line, "best", formatJsonNumber(record.best));
+  appendField(line, "monitor", formatJsonString(record.monitor));
   return line + "}\n";
 }
 
@@ -95,6 +144,10 @@ Error JsonLinesLog::write(const StepRecord &record) {
 }
 
 Error JsonLinesLog::write(const EpochRecord &record) {
+  return writeLine(formatLogLine(record));
+}
+
+Error JsonLinesLog::write(const EarlyStopRecord &record) {
   return writeLine(formatLogLine(record));
 }
 

@@ -9,6 +9,7 @@
 #include "traincc/runtime/TrainerMain.h"
 
 #include <csignal>
+#include <malloc.h>
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
@@ -44,9 +45,19 @@ void explainIllegalInstructions(const traincc_model *model) {
   sigaction(SIGILL, &action, nullptr);
 }
 
+/// A training step allocates and frees the same large temporaries every
+/// time. glibc serves blocks over 128 KiB with mmap and returns them with
+/// munmap, so every step would fault in fresh zeroed pages; keeping them in
+/// the heap lets the next step reuse them.
+void keepLargeBlocksInHeap() {
+  mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
+  keepLargeBlocksInHeap();
   const traincc_model *model = traincc_get_model();
   explainIllegalInstructions(model);
   return traincc::rt::runTrainerMain(argc, argv, model);

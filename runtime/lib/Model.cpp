@@ -170,13 +170,81 @@ Error checkStateTensor(const traincc_model &model, int32_t index) {
   return Error::success();
 }
 
+uint64_t dataTensorBytes(const traincc_io_tensor &tensor) {
+  return uint64_t(*checkedElementCount(shapeOf(tensor)) *
+                  abiDtypeSize(tensor.dtype));
+}
+
+Error checkGpuPlan(const traincc_model &model, const traincc_gpu_plan &plan,
+                   const char *planName) {
+  if (plan.num_launches < 0 || (plan.num_launches > 0 && !plan.launches))
+    return makeError(planName, ": ", plan.num_launches,
+                     " launches but no launch table");
+  for (int32_t i = 0; i < plan.num_launches; ++i) {
+    const traincc_gpu_launch &l = plan.launches[i];
+    std::string what =
+        strCat(planName, " launch ", i, l.kernel ? strCat(" '", l.kernel, "'")
+                                                 : std::string());
+    if (!l.kernel || !*l.kernel)
+      return makeError(what, " has no kernel name");
+    for (int d = 0; d < 3; ++d)
+      if (l.grid[d] < 1 || l.block[d] < 1)
+        return makeError(what, " has grid [", l.grid[0], ",", l.grid[1], ",",
+                         l.grid[2], "] and block [", l.block[0], ",",
+                         l.block[1], ",", l.block[2], "]");
+    if (l.num_args < 0 || (l.num_args > 0 && !l.args))
+      return makeError(what, " has ", l.num_args, " arguments but no table");
+    for (int32_t a = 0; a < l.num_args; ++a) {
+      const traincc_gpu_arg &arg = l.args[a];
+      if (arg.kind < TRAINCC_GPU_ARG_STATE || arg.kind > TRAINCC_GPU_ARG_F32)
+        return makeError(what, " argument ", a, " has unknown kind ",
+                         arg.kind);
+      int32_t size = arg.kind == TRAINCC_GPU_ARG_F32 ? 4 : 8;
+      if (arg.size != size)
+        return makeError(what, " argument ", a, " (",
+                         gpuArgKindName(arg.kind), ") takes ", arg.size,
+                         " bytes; expected ", size);
+      if (arg.kind >= TRAINCC_GPU_ARG_I64)
+        continue;
+      uint64_t bytes = gpuBufferBytes(model, arg.kind);
+      if (arg.value >= bytes)
+        return makeError(what, " argument ", a, " points at offset ",
+                         arg.value, " of the ", bytes, "-byte ",
+                         gpuArgKindName(arg.kind), " buffer");
+    }
+  }
+  return Error::success();
+}
+
+Error checkGpuProgram(const traincc_model &model) {
+  const traincc_gpu_program &gpu = *model.gpu;
+  if (!gpu.arch || !*gpu.arch)
+    return makeError("GPU program has no arch");
+  if (!gpu.ptx)
+    return makeError("GPU program has no PTX");
+  if (gpu.cubin_bytes > 0 && !gpu.cubin)
+    return makeError("GPU program: cubin is null");
+  if (Error err = checkGpuPlan(model, gpu.micro_step, "GPU micro_step"))
+    return err;
+  if (Error err = checkGpuPlan(model, gpu.apply_step, "GPU apply_step"))
+    return err;
+  return checkGpuPlan(model, gpu.eval_step, "GPU eval_step");
+}
+
 Error checkModel(const traincc_model &model) {
   if (model.abi_version != TRAINCC_ABI_VERSION)
     return makeError("model ABI version ", model.abi_version,
                      ", this runtime implements version ",
                      TRAINCC_ABI_VERSION);
-  if (!model.micro_step || !model.apply_step || !model.eval_step)
+  // traincc --target cuda emits no host steps: all three or none, and
+  // then a GPU program.
+  int hostSteps = (model.micro_step != nullptr) +
+                  (model.apply_step != nullptr) + (model.eval_step != nullptr);
+  if (hostSteps != 0 && hostSteps != 3)
     return makeError("a step function pointer is null");
+  if (hostSteps == 0 && !model.gpu)
+    return makeError("the model has neither CPU step functions nor a GPU "
+                     "program");
   if (model.micro_batch < 1)
     return makeError("micro-batch ", model.micro_batch);
   if (model.accum_steps < 1)
@@ -235,10 +303,57 @@ Error checkModel(const traincc_model &model) {
       return err;
   if (model.onnx_model_bytes > 0 && !model.onnx_model)
     return makeError("onnx_model is null");
+  if (model.gpu)
+    return checkGpuProgram(model);
   return Error::success();
 }
 
 } // namespace
+
+const char *gpuArgKindName(int32_t kind) {
+  switch (kind) {
+  case TRAINCC_GPU_ARG_STATE:
+    return "state";
+  case TRAINCC_GPU_ARG_WORKSPACE:
+    return "workspace";
+  case TRAINCC_GPU_ARG_INPUT:
+    return "input";
+  case TRAINCC_GPU_ARG_TARGET:
+    return "target";
+  case TRAINCC_GPU_ARG_OUTPUT:
+    return "output";
+  case TRAINCC_GPU_ARG_LOSS:
+    return "loss";
+  case TRAINCC_GPU_ARG_PARAMS:
+    return "parameter";
+  case TRAINCC_GPU_ARG_I64:
+    return "i64";
+  case TRAINCC_GPU_ARG_F32:
+    return "f32";
+  }
+  return "unknown";
+}
+
+uint64_t gpuBufferBytes(const traincc_model &model, int32_t kind) {
+  switch (kind) {
+  case TRAINCC_GPU_ARG_STATE:
+    return model.state_bytes;
+  case TRAINCC_GPU_ARG_WORKSPACE:
+    return model.gpu ? model.gpu->workspace_bytes : 0;
+  case TRAINCC_GPU_ARG_INPUT:
+    return dataTensorBytes(model.input);
+  case TRAINCC_GPU_ARG_TARGET:
+    return model.loss == TRAINCC_LOSS_OUTPUT ? 0
+                                             : dataTensorBytes(model.target);
+  case TRAINCC_GPU_ARG_OUTPUT:
+    return dataTensorBytes(model.output);
+  case TRAINCC_GPU_ARG_LOSS:
+    return uint64_t(model.micro_batch) * 4;
+  case TRAINCC_GPU_ARG_PARAMS:
+    return TRAINCC_GPU_PARAM_BYTES;
+  }
+  return 0;
+}
 
 Error validateModel(const traincc_model &model) {
   return checkModel(model).withContext(

@@ -158,6 +158,19 @@ Expected<TrainSampler> TrainSampler::create(const Dataset &data,
     sampler.state_.mode = SamplingMode::Weighted;
     sampler.state_.weightsHash = hashWeights(weights);
   }
+  if (options.augmentation.enabled()) {
+    Expected<ImageAugmenter> augmenter = ImageAugmenter::create(
+        options.augmentation, options.imageShape, options.normalization);
+    if (!augmenter)
+      return augmenter.takeError();
+    if (augmenter->sampleElements() != data.sampleElements())
+      return makeError("--augment: images of ", augmenter->sampleElements(),
+                       " values, but ", data.inputSource(), " has samples of ",
+                       data.sampleElements());
+    sampler.scratch_.assign(size_t(augmenter->sampleElements()), 0.f);
+    sampler.augmenter_ = augmenter.take();
+  }
+  sampler.prefetch_ = options.prefetch;
   sampler.state_.epochRngState = SplitMix64::nthOutput(options.seed, 1);
   sampler.buildEpochOrder();
   return sampler;
@@ -202,18 +215,47 @@ void TrainSampler::buildEpochOrder() {
 Expected<bool> TrainSampler::next(MicroBatch &batch) {
   if (epochFinished())
     return false;
-  const int64_t *indices = order_.data() + nextBatchIndex() * microBatch_;
-  if (Error err = data_.fillBatch(indices, microBatch_, batch))
-    return err;
+  const uint64_t current = state_.nextBatch;
+  if (prefetcher_ && prefetcher_->holds(state_.seed, state_.epoch, current)) {
+    if (Error err = prefetcher_->take(batch))
+      return err;
+  } else {
+    if (prefetcher_)
+      prefetcher_->cancel();
+    const int64_t *indices = order_.data() + int64_t(current) * microBatch_;
+    if (Error err = prepareTrainingBatch(
+            data_, augmenter_ ? &*augmenter_ : nullptr, state_.seed, indices,
+            microBatch_, state_.epoch, current * uint64_t(microBatch_), batch,
+            scratch_))
+      return err;
+  }
   ++state_.nextBatch;
+  // The next micro-batch of this epoch is prepared while the caller runs
+  // this one; startNextEpoch() starts on the first one of the next epoch.
+  if (prefetch_ && !epochFinished()) {
+    if (!prefetcher_) {
+      prefetcher_ = BatchPrefetcher::start(data_, augmenter_, microBatch_);
+      prefetch_ = prefetcher_ != nullptr;
+    }
+    if (prefetcher_)
+      prefetcher_->submit(order_.data() + nextBatchIndex() * microBatch_,
+                          microBatch_, state_.seed, state_.epoch,
+                          state_.nextBatch);
+  }
   return true;
 }
 
 void TrainSampler::startNextEpoch() {
+  if (prefetcher_)
+    prefetcher_->cancel();
   ++state_.epoch;
   state_.nextBatch = 0;
   state_.epochRngState = SplitMix64::nthOutput(state_.seed, state_.epoch + 1);
   buildEpochOrder();
+  // The loop validates and checkpoints before it asks for this batch.
+  if (prefetcher_)
+    prefetcher_->submit(order_.data(), microBatch_, state_.seed, state_.epoch,
+                        0);
 }
 
 Error TrainSampler::restore(const LoaderState &saved) {
@@ -242,6 +284,8 @@ Error TrainSampler::restore(const LoaderState &saved) {
                      saved.seed, ", epoch ", saved.epoch, ")");
   // The checkpoint's seed wins over this run's --seed: resuming continues
   // the interrupted run's data order exactly.
+  if (prefetcher_)
+    prefetcher_->cancel();
   state_ = saved;
   buildEpochOrder();
   return Error::success();

@@ -4,6 +4,8 @@
 #include "traincc/runtime/Evaluate.h"
 #include "traincc/runtime/Npy.h"
 #include "traincc/runtime/OnnxExport.h"
+#include "traincc/runtime/Signals.h"
+#include "traincc/runtime/StepBackend.h"
 #include "traincc/runtime/ThreadPool.h"
 #include "traincc/runtime/TrainLoop.h"
 #include "traincc/runtime/TrainerMain.h"
@@ -14,13 +16,23 @@ namespace traincc::rt {
 
 namespace {
 
-/// The generated object has CPU code only (ModelABI version 1 has no
-/// device kernels), so `auto` means the CPU and `cuda` is an error.
-Error selectDevice(const TrainerOptions &options) {
-  if (options.device == DeviceChoice::Cuda)
-    return makeError("--device cuda: this trainer was built without CUDA "
-                     "kernels (compile with traincc --target cuda)");
-  return Error::success();
+/// The backend --device asks for (StepBackend.h), on `memory`. With a GPU
+/// program, `announce` (when given) gets a line saying where the steps run.
+Expected<std::unique_ptr<StepBackend>>
+openBackend(const TrainerOptions &options, const ModelInfo &model,
+            ModelMemory &memory, std::FILE *announce) {
+  std::string fallback;
+  Expected<std::unique_ptr<StepBackend>> backend =
+      createStepBackend(model, memory, options.device, &fallback);
+  if (!backend || !announce || !model.abi->gpu)
+    return backend;
+  std::string where = (*backend)->description();
+  if (!fallback.empty())
+    where = strCat("cpu (CUDA unusable: ", fallback, ")");
+  else if (options.device == DeviceChoice::Cpu)
+    where = "cpu (--device cpu)";
+  std::fprintf(announce, "device: %s\n", where.c_str());
+  return backend;
 }
 
 /// The shortest text that reads back as the same float ("0.9", not the
@@ -39,8 +51,14 @@ int threadCount(const TrainerOptions &options) {
 
 Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
                       std::FILE *out) {
-  if (Error err = selectDevice(options))
-    return err;
+  // The device first: a missing GPU should fail before the data loads.
+  Expected<ModelMemory> memory = ModelMemory::create(*model.abi);
+  if (!memory)
+    return memory.takeError();
+  Expected<std::unique_ptr<StepBackend>> backend =
+      openBackend(options, model, *memory, out);
+  if (!backend)
+    return backend.takeError();
   TrainingSettings settings = resolveTrainingSettings(options, model);
   Expected<TrainingData> data = loadTrainingData(options, model);
   if (!data)
@@ -56,14 +74,18 @@ Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
     if (!probe)
       return probe.takeError().withContext("--export");
   }
-  Expected<ModelMemory> memory = ModelMemory::create(*model.abi);
-  if (!memory)
-    return memory.takeError();
 
   ThreadPool pool(threadCount(options));
   ActiveThreadPool active(pool);
-  if (Error err = runTraining(model, *memory, data.take(), settings, out))
-    return err;
+  Expected<TrainingOutcome> outcome =
+      runTraining(model, **backend, data.take(), settings, out);
+  if (!outcome)
+    return outcome.takeError();
+  if (outcome->signal) {
+    // The run is not finished: no export; main exits with 128 + signal.
+    recordInterruptedExit(outcome->signal);
+    return Error::success();
+  }
   if (options.exportPath) {
     Expected<AtomicFileWriter> writer =
         AtomicFileWriter::create(*options.exportPath);
@@ -78,20 +100,22 @@ Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
 
 Error runEvalCommand(const TrainerOptions &options, const ModelInfo &model,
                      std::FILE *out) {
-  if (Error err = selectDevice(options))
-    return err;
+  Expected<ModelMemory> memory = ModelMemory::create(*model.abi);
+  if (!memory)
+    return memory.takeError();
+  Expected<std::unique_ptr<StepBackend>> backend =
+      openBackend(options, model, *memory, nullptr);
+  if (!backend)
+    return backend.takeError();
   Expected<Dataset> data = loadEvaluationData(options, model);
   if (!data)
     return data.takeError();
   Expected<Evaluator> evaluator = Evaluator::create(model, data.take());
   if (!evaluator)
     return evaluator.takeError();
-  Expected<ModelMemory> memory = ModelMemory::create(*model.abi);
-  if (!memory)
-    return memory.takeError();
   ThreadPool pool(threadCount(options));
   ActiveThreadPool active(pool);
-  Expected<EvaluationResult> result = evaluator->run(*memory);
+  Expected<EvaluationResult> result = evaluator->run(**backend);
   if (!result)
     return result.takeError();
   // Shortest round-trip text, as in the --log file.
@@ -105,17 +129,19 @@ Error runEvalCommand(const TrainerOptions &options, const ModelInfo &model,
 
 Error runPredictCommand(const TrainerOptions &options, const ModelInfo &model,
                         std::FILE *out) {
-  if (Error err = selectDevice(options))
-    return err;
-  Expected<Dataset> data = loadPredictionInputs(options, model);
-  if (!data)
-    return data.takeError();
   Expected<ModelMemory> memory = ModelMemory::create(*model.abi);
   if (!memory)
     return memory.takeError();
+  Expected<std::unique_ptr<StepBackend>> backend =
+      openBackend(options, model, *memory, nullptr);
+  if (!backend)
+    return backend.takeError();
+  Expected<Dataset> data = loadPredictionInputs(options, model);
+  if (!data)
+    return data.takeError();
   ThreadPool pool(threadCount(options));
   ActiveThreadPool active(pool);
-  Expected<FloatTensor> outputs = predictAll(model, *memory, *data);
+  Expected<FloatTensor> outputs = predictAll(model, **backend, *data);
   if (!outputs)
     return outputs.takeError();
   if (Error err = writeNpy(*options.predictOutput, *outputs))
@@ -127,8 +153,9 @@ Error runPredictCommand(const TrainerOptions &options, const ModelInfo &model,
 
 Error runInfoCommand(const TrainerOptions &options, const ModelInfo &model,
                      std::FILE *out) {
-  if (Error err = selectDevice(options))
-    return err;
+  Expected<std::string> device = describeDevice(model, options.device);
+  if (!device)
+    return device.takeError();
   const traincc_model &abi = *model.abi;
   std::string text = strCat("model: ", abi.model_name ? abi.model_name : "",
                             "\ninput: ", describeTensor(abi.input), "\n");
@@ -162,7 +189,7 @@ Error runInfoCommand(const TrainerOptions &options, const ModelInfo &model,
   text += strCat(" weight-decay ", formatFloat(abi.weight_decay), "\n");
   text += strCat("bn-stats: ", abi.bn_stats_per_step ? "step" : "micro", "\n");
   text += strCat("onnx model: ", int64_t(abi.onnx_model_bytes), " bytes\n");
-  text += "device: cpu (this trainer was built without CUDA kernels)\n";
+  text += *device;
   std::fputs(text.c_str(), out);
   return Error::success();
 }

@@ -3,6 +3,8 @@
 #include "traincc/runtime/TrainerMain.h"
 
 #include "traincc/runtime/File.h"
+#include "traincc/runtime/Plot.h"
+#include "traincc/runtime/Signals.h"
 
 #include <cstdio>
 
@@ -20,6 +22,8 @@ Error runCommand(const TrainerOptions &options, const ModelInfo &model) {
     return runPredictCommand(options, model, stdout);
   case Command::Info:
     return runInfoCommand(options, model, stdout);
+  case Command::Plot:
+    return plotTrainingLog(*options.plotLog, *options.plotOutput, stdout);
   case Command::None:
     break;
   }
@@ -50,7 +54,8 @@ int runTrainerMain(int argc, char **argv, const traincc_model *model) {
     return fail(err);
   if (std::fflush(stdout) != 0)
     return fail(makeError("cannot write to standard output"));
-  return 0;
+  // Training stopped by SIGINT/SIGTERM (after writing a checkpoint).
+  return interruptedExitStatus();
 }
 
 } // namespace traincc::rt

@@ -29,7 +29,10 @@ def fail(message):
     sys.exit(1)
 
 
-STEP_KEYS = ["event", "step", "epoch", "loss", "lr", "loss_scale", "skipped"]
+STEP_KEYS = ["event", "step", "epoch", "loss", "lr", "loss_scale", "skipped",
+             "grad_norm"]
+# The monitors after the DESIGN.md fields of an epoch line.
+EPOCH_MONITOR_KEYS = ["param_change", "bn_stats"]
 
 
 def check_log(path, epochs, steps, val, val_loss_only=False):
@@ -56,6 +59,9 @@ def check_log(path, epochs, steps, val, val_loss_only=False):
                 fail("step %d: skipped/loss_scale %s" % (step, pairs))
             if type(d["loss"]) not in (int, float) or not d["loss"] >= 0:
                 fail("step %d: loss %r" % (step, d["loss"]))
+            if type(d["grad_norm"]) not in (int, float) or \
+                    not d["grad_norm"] >= 0:
+                fail("step %d: grad_norm %r" % (step, d["grad_norm"]))
             losses.append(d["loss"])
         if index >= len(lines):
             fail("log ends before epoch %d" % epoch)
@@ -64,7 +70,8 @@ def check_log(path, epochs, steps, val, val_loss_only=False):
         keys = [k for k, _ in pairs]
         want = ["event", "epoch", "train_loss"] + (
             ["val_loss", "val_acc"] if val else []) + (
-            ["val_loss"] if val_loss_only else []) + ["lr", "seconds"]
+            ["val_loss"] if val_loss_only else []) + ["lr", "seconds"] + \
+            EPOCH_MONITOR_KEYS
         if keys != want:
             fail("epoch %d keys %s, expected %s" % (epoch, keys, want))
         d = dict(pairs)

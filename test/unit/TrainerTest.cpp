@@ -191,11 +191,12 @@ TEST(Model, InspectsAValidDescriptor) {
 TEST(Model, RejectsBrokenDescriptors) {
   struct Case {
     void (*mutate)(FakeModel &);
-    const char *message;
+    std::string message;
   };
   const Case cases[] = {
       {[](FakeModel &f) { f.model.abi_version = 99; },
-       "model ABI version 99, this runtime implements version 1"},
+       "model ABI version 99, this runtime implements version " +
+           std::to_string(TRAINCC_ABI_VERSION)},
       {[](FakeModel &f) { f.model.apply_step = nullptr; },
        "a step function pointer is null"},
       {[](FakeModel &f) { f.model.micro_batch = 0; }, "micro-batch 0"},

@@ -32,6 +32,7 @@ static cl::opt<EmitKind> emit(
                    "the generated kernels as an object file"),
         clEnumValN(EmitKind::LLVMIR, "llvm",
                    "the generated kernels as LLVM IR"),
+        clEnumValN(EmitKind::PTX, "ptx", "the CUDA kernels as PTX"),
         clEnumValN(EmitKind::LinalgMLIR, "linalg-mlir",
                    "the step functions lowered to linalg (MLIR text)"),
         clEnumValN(EmitKind::TrainMLIR, "train-mlir",
@@ -49,6 +50,22 @@ static cl::opt<std::string> cpu(
              "machine's CPU and vector width), x86-64 (any x86-64 machine), "
              "or an LLVM CPU name such as x86-64-v3 or sapphirerapids"),
     cl::init("native"), cl::cat(category));
+static cl::opt<std::string> target(
+    "target",
+    cl::desc("Where the trainer runs: cpu, cuda or cpu,cuda (default: "
+             "cpu,cuda when the CUDA toolkit's ptxas is found, else cpu)"),
+    cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    gpuArch("gpu-arch",
+            cl::desc("GPU architecture of the cubin (default sm_90, the "
+                     "H200); the PTX runs on newer GPUs too"),
+            cl::value_desc("sm_NN"), cl::init("sm_90"), cl::cat(category));
+static cl::opt<std::string>
+    cudaPath("cuda-path",
+             cl::desc("CUDA toolkit folder (ptxas, libdevice); default "
+                      "/usr/local/cuda"),
+             cl::value_desc("DIR"), cl::init("/usr/local/cuda"),
+             cl::cat(category));
 static cl::opt<int64_t> batchSize(
     "batch-size",
     cl::desc("Micro-batch size: the first axis of every model input "
@@ -118,6 +135,15 @@ static traincc::CompileOptions collectOptions() {
   options.outputPath = outputPath;
   options.emit = emit;
   options.cpu = cpu;
+  if (!target.empty()) {
+    llvm::SmallVector<llvm::StringRef> targets;
+    llvm::StringRef(target).split(targets, ',');
+    options.targetCPU = llvm::is_contained(targets, "cpu");
+    options.targetCUDA = llvm::is_contained(targets, "cuda");
+    options.targetSpelling = target;
+  }
+  options.gpuArch = gpuArch;
+  options.cudaToolkit = cudaPath;
   options.batchSize = batchSize;
   options.report = report;
   options.printWeights = printWeights;

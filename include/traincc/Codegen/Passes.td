@@ -186,4 +186,71 @@ def LowerParallelCallsPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def PrepareGPUStepsPass : Pass<"traincc-prepare-gpu-steps", "mlir::ModuleOp"> {
+  let summary = "Gives bufferized step functions the buffers of a GPU "
+                "launch plan";
+  let description = [{
+    A GPU step is a fixed sequence of kernel launches whose pointers all
+    point into a few device buffers (ModelABI.h, traincc_gpu_program). This
+    pass makes that true of each step function on memrefs:
+
+    * every `memref.alloc` becomes a `memref.view` into a new `workspace`
+      argument (`train.gpu_buffer = "workspace"`), at an offset of a static
+      plan: each temporary gets its own 256-byte aligned range;
+    * the scalar arguments (lr, step, grad_scale, seed) are read from a new
+      `params` argument at the offsets TRAINCC_GPU_PARAM_* fix, so a
+      captured CUDA graph stays valid when their values change;
+    * `memref.copy` becomes `linalg.copy`, which is lowered into a kernel
+      like every other linalg op.
+
+    The function's original scalar arguments stay (unused) so that its
+    signature still matches the CPU version's; the plan size is recorded
+    in the function attribute `train.workspace_bytes`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def MapToGPUPass : Pass<"traincc-map-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Turns the loop nests of GPU step functions into gpu.launch "
+                "kernels";
+  let description = [{
+    Runs after `convert-linalg-to-parallel-loops` on functions prepared by
+    `traincc-prepare-gpu-steps`. Each top-level `scf.parallel` is collapsed
+    to one dimension and becomes a `gpu.launch` of `block-size` threads per
+    block, one thread per iteration (reduction loops stay serial inside the
+    thread); a top-level `scf.for` (a loop nest without parallel loops)
+    becomes a launch of a single thread. The values a kernel uses from the
+    function (constants, views, parameter loads, scalar arithmetic) are
+    cloned into it, so kernels take only the function's buffer arguments and
+    every launch argument is a (buffer, offset) pair of the launch plan.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def MergeKernelModulesPass
+    : Pass<"traincc-merge-kernel-modules", "mlir::ModuleOp"> {
+  let summary = "Moves every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per kernel. A trainer
+    loads one module (one PTX text, one cubin), so this pass moves every
+    kernel into `@traincc_kernels`, each renamed after its old module (which
+    is unique), and points the `gpu.launch_func` ops at them. Globals the
+    kernels share (constants outlining copied into each module) are kept
+    once.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // TRAINCC_CODEGEN_PASSES_TD

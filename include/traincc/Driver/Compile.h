@@ -10,6 +10,7 @@
 #define TRAINCC_DRIVER_COMPILE_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace traincc {
@@ -21,6 +22,8 @@ enum class EmitKind {
   Obj,
   /// The kernels as optimised LLVM IR text.
   LLVMIR,
+  /// The CUDA kernels as PTX text.
+  PTX,
   /// The step functions after lowering compute ops to linalg (MLIR text).
   LinalgMLIR,
   /// The imported Train forward graph as MLIR text.
@@ -58,6 +61,18 @@ struct CompileOptions {
   /// Host CPU the kernels are compiled for ("x86-64": any x86-64 machine;
   /// "native": this one).
   std::string cpu = "native";
+  /// Kernels for the CPU (--target cpu).
+  bool targetCPU = true;
+  /// Kernels for CUDA GPUs (--target cuda). Unset: when the CUDA toolkit
+  /// (ptxas) is found, and then a model the GPU path cannot compile gets a
+  /// warning and a CPU-only trainer rather than an error.
+  std::optional<bool> targetCUDA;
+  /// --target as given, for validation ("" when not given).
+  std::string targetSpelling;
+  /// GPU architecture of the cubin (--gpu-arch).
+  std::string gpuArch = "sm_90";
+  /// CUDA toolkit folder: ptxas, and libdevice for math functions.
+  std::string cudaToolkit = "/usr/local/cuda";
   /// See ONNXImportOptions::batchSize.
   int64_t batchSize = 0;
   /// Print a summary of the model (inputs, outputs, ops, parameters) to

@@ -87,6 +87,23 @@ void buildCPUBufferizePipeline(mlir::OpPassManager &pm,
 void buildCPULowerToLLVMPipeline(mlir::OpPassManager &pm,
                                  const CPUCodegenPipelineOptions &options);
 
+struct GPUCodegenPipelineOptions
+    : public mlir::PassPipelineOptions<GPUCodegenPipelineOptions> {
+  Option<std::string> arch{*this, "arch",
+                           llvm::cl::desc("GPU architecture (sm_NN)"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit folder (libdevice for math functions)"),
+      llvm::cl::init("/usr/local/cuda")};
+};
+
+/// Functions on memrefs (after buildCPUBufferizePipeline) -> GPU steps: each
+/// step function becomes a sequence of gpu.launch_func over its buffer
+/// arguments, and the kernels one gpu.binary holding their PTX.
+void buildGPULowerPipeline(mlir::OpPassManager &pm,
+                           const GPUCodegenPipelineOptions &options);
+
 /// Registers every named pipeline with the pass registry.
 void registerPipelines();
 

@@ -18,8 +18,6 @@ import sys
 import tempfile
 
 import numpy as np
-import onnx
-import onnx.numpy_helper
 import torch
 import torch.nn as nn
 
@@ -126,10 +124,18 @@ def pool_batch_norm_statistics(model):
     return update_pooled
 
 
-def torch_reference(model, x, y, args, dtype):
-    """Trains `model` (converted to `dtype`) like the trainer does: steps of
-    K micro-batches in file order, loss/K per micro-batch."""
-    model = model.to(dtype)
+def make_data(sample_shape, classes, n):
+    """The parity runs' training data: n random samples and labels."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((n,) + sample_shape).astype(np.float32)
+    y = rng.integers(0, classes, n).astype(np.int64)
+    return x, y
+
+
+def torch_reference(model, x, y, args, dtype, device="cpu"):
+    """Trains `model` (converted to `dtype`, on `device`) like the trainer
+    does: steps of K micro-batches in file order, loss/K per micro-batch."""
+    model = model.to(device=device, dtype=dtype)
     model.train()
     update_pooled = (pool_batch_norm_statistics(model)
                      if args.bn_stats == "step" else None)
@@ -151,8 +157,8 @@ def torch_reference(model, x, y, args, dtype):
         total = 0.0
         for m in range(k):
             i = (step * k + m) * b
-            xb = torch.tensor(x[i:i + b], dtype=dtype)
-            yb = torch.tensor(y[i:i + b])
+            xb = torch.tensor(x[i:i + b], dtype=dtype, device=device)
+            yb = torch.tensor(y[i:i + b], device=device)
             loss = loss_fn(model(xb), yb)
             (loss / k).backward()
             total += loss.item()
@@ -170,6 +176,11 @@ def rel_error(a, b):
 
 
 def main():
+    # Only main() needs onnx: the GPU check (scripts/gpu_check.py) imports
+    # this module where onnx may be missing.
+    import onnx
+    import onnx.numpy_helper
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", choices=sorted(MODELS), required=True)
     parser.add_argument("--traincc", default="traincc")
@@ -194,10 +205,8 @@ def main():
     onnx_path = os.path.join(work, "model.onnx")
     export(model, sample_shape, args.batch, onnx_path)
 
-    rng = np.random.default_rng(1)
     n = args.batch * args.accum * args.steps
-    x = rng.standard_normal((n,) + sample_shape).astype(np.float32)
-    y = rng.integers(0, classes, n).astype(np.int64)
+    x, y = make_data(sample_shape, classes, n)
     np.save(os.path.join(work, "x.npy"), x)
     np.save(os.path.join(work, "y.npy"), y)
 

@@ -16,7 +16,9 @@
 #ifndef TRAINCC_RUNTIME_CLI_H
 #define TRAINCC_RUNTIME_CLI_H
 
+#include "traincc/runtime/Augment.h"
 #include "traincc/runtime/Error.h"
+#include "traincc/runtime/Schedule.h"
 
 #include <cstdint>
 #include <optional>
@@ -25,7 +27,7 @@
 
 namespace traincc::rt {
 
-enum class Command { None, Train, Eval, Predict, Info };
+enum class Command { None, Train, Eval, Predict, Info, Plot };
 
 /// "train", "eval", ...
 const char *commandName(Command command);
@@ -46,6 +48,12 @@ struct TrainerOptions {
   std::optional<std::string> dataset; // --dataset as given
   std::optional<std::string> evalX, evalY; // eval/predict --x/--y
   std::optional<std::string> predictOutput; // predict -o
+  // Input pipeline (Augment.h, Prefetch.h).
+  std::optional<Normalization> normalize; // train, eval, predict
+  Augmentation augment;                   // train only
+  bool prefetch = true;                   // --no-prefetch
+  // plot RUN.jsonl -o CURVES.svg (Plot.h).
+  std::optional<std::string> plotLog, plotOutput;
 
   // Loop.
   std::optional<int64_t> epochs;
@@ -55,6 +63,28 @@ struct TrainerOptions {
   uint64_t seed = 0;
   bool shuffle = true;
   std::vector<double> classWeights;
+
+  // Schedules, early stopping, gradient clipping (Schedule.h).
+  ScheduleKind schedule = ScheduleKind::Constant;
+  std::optional<int64_t> warmupSteps;
+  std::optional<double> minLr;
+  std::optional<int64_t> stepSize;
+  std::optional<double> gamma;
+  std::optional<int64_t> plateauPatience;
+  std::optional<double> plateauFactor;
+  std::optional<double> plateauThreshold;
+  std::optional<int64_t> cooldown;
+  std::optional<MonitorKind> monitor; // val_loss or val_acc
+  std::optional<int64_t> earlyStopPatience;
+  std::optional<double> minDelta;
+  std::optional<double> gradClipNorm;
+
+  // Checkpoints (Checkpoint.h).
+  std::optional<std::string> checkpointDir;
+  std::optional<int64_t> checkpointEvery;
+  bool saveBestOnly = false;
+  std::optional<int64_t> keepLast;
+  std::optional<std::string> resumePath;
 
   // Machine and outputs.
   DeviceChoice device = DeviceChoice::Auto;

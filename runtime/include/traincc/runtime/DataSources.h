@@ -5,7 +5,9 @@
 // as many values as the model's input without its batch axis: C-order data
 // reshapes for free), labels for cross-entropy (int64, within the class
 // count), float targets for mse (as many values as the model's target).
-// Every error names the flag and the file.
+// Every error names the flag and the file. --normalize is applied here, as
+// the data is loaded, so that training, validation, eval and predict all
+// see the same transformed inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #include "traincc/runtime/Cli.h"
 #include "traincc/runtime/Dataset.h"
 #include "traincc/runtime/Model.h"
+#include "traincc/runtime/Sampler.h"
 
 #include <optional>
 
@@ -35,6 +38,11 @@ Expected<Dataset> loadEvaluationData(const TrainerOptions &options,
 /// `predict`: --x alone.
 Expected<Dataset> loadPredictionInputs(const TrainerOptions &options,
                                        const ModelInfo &model);
+
+/// The sampler settings of the input pipeline: --augment (on the model's
+/// input shape, padding after --normalize) and --no-prefetch.
+void configureSampler(SamplerOptions &sampler, const TrainerOptions &options,
+                      const ModelInfo &model);
 
 } // namespace traincc::rt
 

@@ -14,6 +14,7 @@
 
 #include "traincc/runtime/Dataset.h"
 #include "traincc/runtime/Model.h"
+#include "traincc/runtime/StepBackend.h"
 
 #include <optional>
 #include <vector>
@@ -38,7 +39,8 @@ public:
   /// cross-entropy, targets for mse) or the model has no per-sample loss.
   static Expected<Evaluator> create(const ModelInfo &model, Dataset data);
 
-  Expected<EvaluationResult> run(ModelMemory &memory);
+  /// eval_step on `backend`, with the state it holds.
+  Expected<EvaluationResult> run(StepBackend &backend);
 
 private:
   Evaluator(const ModelInfo &model, Dataset data)
@@ -53,7 +55,7 @@ private:
 
 /// The model's outputs for every sample of `data`: float32
 /// [N, output shape without the batch axis].
-Expected<FloatTensor> predictAll(const ModelInfo &model, ModelMemory &memory,
+Expected<FloatTensor> predictAll(const ModelInfo &model, StepBackend &backend,
                                  const Dataset &data);
 
 } // namespace traincc::rt

@@ -39,8 +39,16 @@ std::string describeTensor(const traincc_io_tensor &tensor);
 
 /// Checks a descriptor before the runtime uses it: ABI version, non-null
 /// step functions, data tensors batched by micro_batch, a target that fits
-/// the loss, and state tensors that lie inside the arena.
+/// the loss, state tensors that lie inside the arena and, when there is a
+/// GPU program, launch plans whose pointers lie inside their buffers.
 Error validateModel(const traincc_model &model);
+
+/// "state", "workspace", ... "i64", "f32" for a traincc_gpu_arg_kind.
+const char *gpuArgKindName(int32_t kind);
+/// Bytes of the device buffer a kernel pointer of `kind` points into (the
+/// buffers GpuExecutor allocates); 0 for immediates and for the target of
+/// a model without one.
+uint64_t gpuBufferBytes(const traincc_model &model, int32_t kind);
 
 /// Facts derived once from a validated descriptor.
 struct ModelInfo {
@@ -59,6 +67,8 @@ struct ModelInfo {
     return abi->loss == TRAINCC_LOSS_CROSS_ENTROPY;
   }
   bool hasTarget() const { return abi->loss != TRAINCC_LOSS_OUTPUT; }
+  /// False for a CUDA-only trainer (traincc --target cuda).
+  bool hasCpuSteps() const { return abi->micro_step != nullptr; }
 };
 
 /// validateModel, then the derived facts.

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define TRAINCC_ABI_VERSION 2
+#define TRAINCC_ABI_VERSION 3
 
 typedef enum {
   TRAINCC_DTYPE_F32 = 0,
@@ -84,6 +84,71 @@ typedef struct {
                     belongs to; -1 otherwise */
 } traincc_state_tensor;
 
+/* ---- GPU program (traincc --target cuda) --------------------------------
+ *
+ * The GPU versions of the three step functions are not host code: each is
+ * a fixed sequence of kernel launches (a launch plan) that the runtime
+ * replays, captured once into a CUDA graph. Every pointer a kernel takes is
+ * an offset into one of a few device buffers the runtime allocates once:
+ * the state arena (same layout as on the CPU), the workspace (the static
+ * memory plan of the step's temporaries), the step's data (input, target,
+ * outputs) and a small parameter block holding the step's scalars (lr,
+ * step, grad_scale, rng_seed), which kernels read from device memory so
+ * that the captured graph stays valid when they change. */
+
+/* The device buffer a kernel pointer argument points into, or a value. */
+typedef enum {
+  TRAINCC_GPU_ARG_STATE = 0,     /* state arena + offset */
+  TRAINCC_GPU_ARG_WORKSPACE = 1, /* workspace + offset */
+  TRAINCC_GPU_ARG_INPUT = 2,     /* this micro-batch's input + offset */
+  TRAINCC_GPU_ARG_TARGET = 3,    /* this micro-batch's target + offset */
+  TRAINCC_GPU_ARG_OUTPUT = 4,    /* eval_step: the model output + offset */
+  TRAINCC_GPU_ARG_LOSS = 5,      /* micro_step: the loss (1 float);
+                                    eval_step: per-sample losses */
+  TRAINCC_GPU_ARG_PARAMS = 6,    /* the parameter block + offset */
+  TRAINCC_GPU_ARG_I64 = 7,       /* an immediate 64-bit integer (`value`) */
+  TRAINCC_GPU_ARG_F32 = 8,       /* an immediate float (`value` holds its
+                                    bits in the low 32 bits) */
+} traincc_gpu_arg_kind;
+
+/* Byte offsets of the step's scalars in the parameter block. */
+#define TRAINCC_GPU_PARAM_LR 0         /* float: apply_step's lr */
+#define TRAINCC_GPU_PARAM_GRAD_SCALE 4 /* float: micro_step's grad_scale */
+#define TRAINCC_GPU_PARAM_STEP 8       /* int64: apply_step's step */
+#define TRAINCC_GPU_PARAM_SEED 16      /* int64: micro_step's rng_seed */
+#define TRAINCC_GPU_PARAM_BYTES 64
+
+typedef struct {
+  int32_t kind;   /* traincc_gpu_arg_kind */
+  int32_t size;   /* bytes the kernel parameter takes: 8 for pointers and
+                     i64, 4 for f32 */
+  uint64_t value; /* pointer kinds: byte offset; immediates: the value */
+} traincc_gpu_arg;
+
+typedef struct {
+  const char *kernel; /* entry point name in the module */
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t shared_bytes; /* dynamic shared memory */
+  int32_t num_args;
+  const traincc_gpu_arg *args;
+} traincc_gpu_launch;
+
+typedef struct {
+  int32_t num_launches;
+  const traincc_gpu_launch *launches;
+} traincc_gpu_plan;
+
+typedef struct {
+  const char *arch;      /* e.g. "sm_90": what the cubin was built for */
+  const char *ptx;       /* NUL-terminated PTX, always present (the driver
+                            JIT-compiles it for newer GPUs) */
+  const uint8_t *cubin;  /* ptxas output for `arch`, or null */
+  uint64_t cubin_bytes;
+  uint64_t workspace_bytes;
+  traincc_gpu_plan micro_step, apply_step, eval_step;
+} traincc_gpu_program;
+
 typedef struct {
   uint32_t abi_version; /* TRAINCC_ABI_VERSION */
   const char *model_name;
@@ -134,6 +199,9 @@ typedef struct {
   /* The LLVM CPU the kernels were compiled for (traincc --cpu, "native"
      resolved), named when this machine lacks one of its instructions. */
   const char *target_cpu;
+
+  /* The CUDA version of the steps, or null when the trainer has none. */
+  const traincc_gpu_program *gpu;
 } traincc_model;
 
 /* Defined by the generated object. */

@@ -18,16 +18,26 @@
 //   (below(count[c]), samples of a class in file order).
 // * The epoch's order is cut into floor(N / B) micro-batches of B samples;
 //   the last partial micro-batch is dropped (shapes are static).
+// * --augment transforms each sample after it is gathered, as a pure
+//   function of (seed, epoch, position in the epoch) (Augment.h).
+// * Unless SamplerOptions::prefetch is off, the next micro-batch of the
+//   epoch is prepared on a background thread while the caller uses the
+//   current one (Prefetch.h); results are identical either way. state()
+//   always describes what the caller has been handed, never the prefetch.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TRAINCC_RUNTIME_SAMPLER_H
 #define TRAINCC_RUNTIME_SAMPLER_H
 
+#include "traincc/runtime/Augment.h"
 #include "traincc/runtime/Dataset.h"
 #include "traincc/runtime/Error.h"
+#include "traincc/runtime/Prefetch.h"
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +56,14 @@ struct SamplerOptions {
   /// One weight per class (finite, >= 0, not all zero); empty = unweighted.
   /// Weighted sampling needs class labels and ignores `shuffle`.
   std::vector<double> classWeights;
+  /// --augment, applied to images of the model's per-sample input shape
+  /// `imageShape`, padding with the value a raw 0 has after `normalization`.
+  Augmentation augmentation;
+  std::vector<int64_t> imageShape;
+  std::optional<Normalization> normalization;
+  /// Prepare the next micro-batch on a background thread (--no-prefetch
+  /// turns it off; results are the same).
+  bool prefetch = true;
 };
 
 /// Where the training data stream is: everything a checkpoint needs to
@@ -76,7 +94,8 @@ class TrainSampler {
 public:
   /// Errors: micro-batch < 1, fewer samples than one micro-batch, weights
   /// without labels, a weight count other than the class count, negative or
-  /// non-finite weights, or no class with both weight and samples.
+  /// non-finite weights, no class with both weight and samples, or an
+  /// augmentation the input shape does not allow.
   static Expected<TrainSampler> create(const Dataset &data,
                                        const SamplerOptions &options);
 
@@ -115,6 +134,11 @@ private:
   std::vector<double> classMassPrefix_;
   LoaderState state_;
   std::vector<int64_t> order_;
+  std::optional<ImageAugmenter> augmenter_;
+  std::vector<float> scratch_; // one sample, for synchronous augmentation
+  bool prefetch_ = true;
+  /// Started with the first prefetch; holds the next micro-batch.
+  std::unique_ptr<BatchPrefetcher> prefetcher_;
 };
 
 } // namespace traincc::rt

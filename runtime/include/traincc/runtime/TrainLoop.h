@@ -19,12 +19,19 @@
 //   the seed and the position in the run only.
 // * A non-finite step loss stops training with an error (models without
 //   loss scaling have no way to skip such a step).
-//
-// The loop is split so that later features slot in without reshaping it:
-// the learning rate comes from LearningRateSchedule (per step) and may be
-// adjusted at epoch ends (plateau); LoopPosition is everything a checkpoint
-// must add to the state arena and the sampler's LoaderState; endOfEpoch()
-// is where plateau, early stopping and checkpoints will act.
+// * Between the K micro-steps and apply_step the loop measures the global
+//   gradient norm (logged as grad_norm) and, with --grad-clip-norm C,
+//   clips the gradients to norm C (Monitors.h).
+// * The learning rate of each step comes from LearningRateSchedule
+//   (Schedule.h), indexed by applied optimizer steps. At each epoch end,
+//   after validation and the epoch log line: plateau reduction, early
+//   stopping, then the epoch checkpoint (Checkpoint.h), all acting on the
+//   monitored metric.
+// * --checkpoint-every N also checkpoints after every N-th step that does
+//   not end an epoch; --resume continues from any checkpoint exactly where
+//   it was written, so the rest of the run is bit-identical.
+// * SIGINT/SIGTERM (Signals.h): the loop finishes the step in progress,
+//   writes a checkpoint and returns the signal in TrainingOutcome.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +42,8 @@
 #include "traincc/runtime/DataSources.h"
 #include "traincc/runtime/Model.h"
 #include "traincc/runtime/Sampler.h"
+#include "traincc/runtime/Schedule.h"
+#include "traincc/runtime/StepBackend.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -56,6 +65,21 @@ struct TrainingSettings {
   std::optional<int64_t> maxSteps; // unset: until epochs
   SamplerOptions sampler;
   std::optional<std::string> logPath;
+
+  /// totalSteps is filled in by runTraining (it needs the data size).
+  ScheduleOptions schedule;
+  /// The metric asked for; runTraining falls back to train_loss without
+  /// validation data.
+  MonitorKind monitor = MonitorKind::ValLoss;
+  std::optional<int64_t> earlyStopPatience;
+  double minDelta = 0;
+  std::optional<double> gradClipNorm;
+
+  std::optional<std::string> checkpointDir;
+  std::optional<int64_t> checkpointEvery;
+  bool saveBestOnly = false;
+  int64_t keepLast = 3; // 0: keep all
+  std::optional<std::string> resumePath;
 };
 
 /// Defaults: --accum-steps from the model, --lr 0.01 (sgd) or 0.001
@@ -63,22 +87,11 @@ struct TrainingSettings {
 TrainingSettings resolveTrainingSettings(const TrainerOptions &options,
                                          const ModelInfo &model);
 
-/// The learning rate of each optimizer step. Constant for now; warmup and
-/// cosine/step decay will be functions of the step here, and plateau
-/// reduction a factor set at epoch ends.
-class LearningRateSchedule {
-public:
-  explicit LearningRateSchedule(double base) : base_(base) {}
-  double at(int64_t step) const { return base_; }
-
-private:
-  double base_;
-};
-
 /// Where the run is; with the state arena and the sampler's LoaderState
-/// this is what a checkpoint will hold.
+/// this is the core of a checkpoint (Checkpoint.h).
 struct LoopPosition {
-  int64_t step = 0;              // optimizer steps done
+  int64_t step = 0;              // optimizer steps done (logged or skipped)
+  int64_t appliedSteps = 0;      // of which applied: the schedule's index
   int64_t epoch = 0;             // epochs finished
   uint64_t microBatchesRun = 0;  // micro_step calls so far (dropout seeds)
 };
@@ -93,10 +106,21 @@ struct EpochSummary {
   double seconds = 0;
 };
 
-/// Trains `memory` in place on `data`; progress lines go to `progress`.
-Error runTraining(const ModelInfo &model, ModelMemory &memory,
-                  TrainingData data, const TrainingSettings &settings,
-                  std::FILE *progress);
+/// How a run that did not fail ended.
+struct TrainingOutcome {
+  /// SIGINT or SIGTERM when a signal interrupted the run (a checkpoint was
+  /// written to `checkpoint`); 0 when it ran to its end.
+  int signal = 0;
+  std::string checkpoint;
+};
+
+/// Trains the backend's state in place on `data` (from --resume's
+/// checkpoint when given); progress lines go to `progress`. On return the
+/// host arena (backend.memory()) holds the final state.
+Expected<TrainingOutcome> runTraining(const ModelInfo &model,
+                                      StepBackend &backend, TrainingData data,
+                                      const TrainingSettings &settings,
+                                      std::FILE *progress);
 
 } // namespace traincc::rt
 

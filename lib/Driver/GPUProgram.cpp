@@ -1,0 +1,207 @@
+//===- GPUProgram.cpp - CUDA kernels and launch plans of a trainer --------===//
+//
+// The GPU side of a trainer (ModelABI.h, traincc_gpu_program): the step
+// functions go through the GPU pipeline on a copy of the module, the
+// kernels' PTX comes out of the gpu.binary, ptxas (when the CUDA toolkit is
+// there) adds a cubin, and each step function's gpu.launch_func sequence
+// becomes a launch plan whose arguments are (buffer, offset) pairs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainerDescription.h"
+
+#include "traincc/Pipelines/Pipelines.h"
+#include "traincc/runtime/ModelABI.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace traincc;
+
+namespace {
+
+/// The launch-plan argument for a kernel operand: a step function argument
+/// (buffer + offset) or a constant.
+FailureOr<GPUArgument> planArgument(func::FuncOp func, Value operand,
+                                    const TrainerDescription &d,
+                                    gpu::LaunchFuncOp launch) {
+  if (auto arg = dyn_cast<BlockArgument>(operand)) {
+    unsigned index = arg.getArgNumber();
+    if (auto state =
+            func.getArgAttrOfType<FlatSymbolRefAttr>(index, "train.state")) {
+      auto found = d.stateIndex.find(state.getValue());
+      if (found == d.stateIndex.end())
+        return launch.emitError("unknown state tensor ") << state;
+      return GPUArgument{TRAINCC_GPU_ARG_STATE, 8,
+                         d.state[found->second].offset};
+    }
+    if (auto role =
+            func.getArgAttrOfType<StringAttr>(index, "train.gpu_buffer"))
+      return GPUArgument{role.getValue() == "workspace"
+                             ? TRAINCC_GPU_ARG_WORKSPACE
+                             : TRAINCC_GPU_ARG_PARAMS,
+                         8, 0};
+    if (auto name = func.getArgAttrOfType<StringAttr>(index, "train.name")) {
+      if (name.getValue() == "input")
+        return GPUArgument{TRAINCC_GPU_ARG_INPUT, 8, 0};
+      if (name.getValue() == "target")
+        return GPUArgument{TRAINCC_GPU_ARG_TARGET, 8, 0};
+      if (name.getValue() == "loss")
+        return GPUArgument{TRAINCC_GPU_ARG_LOSS, 8, 0};
+      if (isa<MemRefType>(operand.getType()))
+        return GPUArgument{TRAINCC_GPU_ARG_OUTPUT, 8, 0};
+    }
+    return launch.emitError("kernel argument #")
+           << index << " of " << func.getSymName()
+           << " has no place in the launch plan";
+  }
+  return launch.emitError("kernel arguments must be step function "
+                          "arguments (MapToGPU sinks everything else)");
+}
+
+FailureOr<std::vector<GPULaunch>> buildPlan(func::FuncOp func,
+                                            const TrainerDescription &d) {
+  std::vector<GPULaunch> plan;
+  for (Operation &op : func.getBody().getOps()) {
+    if (isa<func::ReturnOp, arith::ConstantOp>(op) || isMemoryEffectFree(&op))
+      continue;
+    auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+    if (!launch)
+      return op.emitError("a GPU step may only launch kernels");
+    GPULaunch entry;
+    entry.kernel = launch.getKernelName().str();
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    Value sizes[6] = {grid.x, grid.y, grid.z, block.x, block.y, block.z};
+    for (auto [index, size] : llvm::enumerate(sizes)) {
+      std::optional<int64_t> value = getConstantIntValue(size);
+      if (!value || *value <= 0 || *value > UINT32_MAX)
+        return launch.emitError("launch sizes must be positive constants");
+      (index < 3 ? entry.grid[index] : entry.block[index - 3]) = *value;
+    }
+    for (Value operand : launch.getKernelOperands()) {
+      FailureOr<GPUArgument> arg = planArgument(func, operand, d, launch);
+      if (failed(arg))
+        return failure();
+      entry.args.push_back(*arg);
+    }
+    plan.push_back(std::move(entry));
+  }
+  return plan;
+}
+
+/// MLIR prints the PTX as a string attribute; the attribute holds it as is.
+FailureOr<std::string> extractPTX(ModuleOp module) {
+  std::string ptx;
+  for (auto binary : module.getOps<gpu::BinaryOp>()) {
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      if (object.getFormat() != gpu::CompilationTarget::Assembly)
+        return binary.emitError("expected PTX assembly in the GPU binary");
+      if (!ptx.empty())
+        return binary.emitError("expected one kernel module");
+      ptx = object.getObject().getValue().str();
+    }
+  }
+  if (ptx.empty())
+    return module.emitError("the GPU pipeline produced no PTX");
+  return ptx;
+}
+
+} // namespace
+
+std::optional<std::string> traincc::findPtxas(StringRef toolkit) {
+  SmallString<128> path(toolkit);
+  llvm::sys::path::append(path, "bin", "ptxas");
+  if (llvm::sys::fs::can_execute(path))
+    return std::string(path);
+  if (auto found = llvm::sys::findProgramByName("ptxas"))
+    return *found;
+  return std::nullopt;
+}
+
+FailureOr<std::string> traincc::assemblePTX(StringRef ptx, StringRef arch,
+                                            StringRef ptxas,
+                                            StringRef workDir) {
+  SmallString<128> ptxPath(workDir), cubinPath(workDir), logPath(workDir);
+  llvm::sys::path::append(ptxPath, "kernels.ptx");
+  llvm::sys::path::append(cubinPath, "kernels.cubin");
+  llvm::sys::path::append(logPath, "ptxas.log");
+  {
+    std::error_code error;
+    llvm::raw_fd_ostream os(ptxPath, error);
+    if (error) {
+      llvm::errs() << "traincc: error: cannot write '" << ptxPath
+                   << "': " << error.message() << "\n";
+      return failure();
+    }
+    os << ptx;
+  }
+  std::string archFlag = ("-arch=" + arch).str();
+  SmallVector<StringRef> args = {ptxas,   archFlag, "-O3",
+                                 ptxPath, "-o",     cubinPath};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
+                                          StringRef(logPath)};
+  std::string errorText;
+  int status = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                                         0, 0, &errorText);
+  if (status != 0) {
+    auto log = llvm::MemoryBuffer::getFile(logPath);
+    llvm::errs() << "traincc: error: ptxas rejected the generated PTX for "
+                 << arch << (errorText.empty() ? "" : ": " + errorText) << "\n"
+                 << (log ? (*log)->getBuffer() : "");
+    return failure();
+  }
+  auto cubin = llvm::MemoryBuffer::getFile(cubinPath, /*IsText=*/false);
+  if (!cubin) {
+    llvm::errs() << "traincc: error: ptxas wrote no cubin\n";
+    return failure();
+  }
+  return (*cubin)->getBuffer().str();
+}
+
+FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
+                                               const TrainerDescription &d,
+                                               const CompileOptions &options) {
+  OwningOpRef<ModuleOp> module = stepModule.clone();
+  PassManager pm(module->getContext());
+  GPUCodegenPipelineOptions gpuOptions;
+  gpuOptions.arch = options.gpuArch;
+  gpuOptions.toolkit = options.cudaToolkit;
+  buildCPUBufferizePipeline(pm, CPUCodegenPipelineOptions());
+  buildGPULowerPipeline(pm, gpuOptions);
+  if (failed(pm.run(*module)))
+    return failure();
+
+  GPUProgram program;
+  program.arch = options.gpuArch;
+  FailureOr<std::string> ptx = extractPTX(*module);
+  if (failed(ptx))
+    return failure();
+  program.ptx = std::move(*ptx);
+  for (auto [name, plan] : {std::pair<StringRef, std::vector<GPULaunch> *>{
+                                "micro_step", &program.microStep},
+                            {"apply_step", &program.applyStep},
+                            {"eval_step", &program.evalStep}}) {
+    auto func = module->lookupSymbol<func::FuncOp>(name);
+    if (!func)
+      return module->emitError("no step function @") << name;
+    FailureOr<std::vector<GPULaunch>> built = buildPlan(func, d);
+    if (failed(built))
+      return failure();
+    *plan = std::move(*built);
+    if (auto bytes = func->getAttrOfType<IntegerAttr>("train.workspace_bytes"))
+      program.workspaceBytes =
+          std::max<uint64_t>(program.workspaceBytes, bytes.getInt());
+  }
+  return program;
+}

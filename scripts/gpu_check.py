@@ -1,0 +1,794 @@
+#!/usr/bin/env python3
+"""GPU check of traincc's CUDA trainers, run from a pack of prebuilt trainers.
+
+scripts/gpu-prepare.sh builds the pack on a machine with traincc (the GPU
+machine has none); scripts/gpu-check.sh runs `check` on the GPU machine:
+
+  * parity: each packed parity trainer (test/e2e/parity's models) trains for
+    a few steps with --device cuda, and PyTorch trains the same module from
+    the same initial weights on the same micro-batches on the GPU, in float32
+    (TF32 off) and float64. Step losses, final weights and BatchNorm running
+    statistics are compared; the trainer's --device cpu run must agree with
+    its --device cuda run too.
+  * Fashion-MNIST: the example CNN trains one epoch with --device cuda
+    (scripts/run-example.sh's recipe) and reports the test accuracy.
+  * step time of the example CNN (batch 64): the trainer, PyTorch eager and
+    torch.compile.
+
+A failed stage is recorded and the others still run; the exit status is 1
+when anything failed. Full logs go to --out; a short table is printed last.
+Only the standard library and numpy are imported at the top: `prepare`
+(scripts/gpu_prepare.py) shares CONFIGS, and torch is imported by the
+stages that use it.
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PARITY_DIR = os.path.join(ROOT, "test", "e2e", "parity")
+EXAMPLE_DIR = os.path.join(ROOT, "examples", "fashion_mnist")
+
+# The parity configurations packed and checked: (name, model of parity.py's
+# MODELS, optimizer, lr, momentum, weight decay, accumulation steps,
+# bn-stats), each one of test/e2e/parity/parity.test's runs.
+CONFIGS = [
+    ("basic-conv-bn", "basic-conv-bn", "sgd", 0.05, 0.9, 0.0, 1, "micro"),
+    ("residual", "residual", "sgd", 0.05, 0.9, 0.0, 1, "micro"),
+    ("mlp-bn", "mlp-bn", "sgd", 0.05, 0.9, 0.0, 1, "micro"),
+    ("fashion-cnn", "fashion-cnn", "sgd", 0.001, 0.9, 0.0, 1, "micro"),
+    ("residual-adam-k4", "residual", "adam", 0.01, 0.0, 0.0, 4, "micro"),
+    ("mlp-bn-k4-bnstep", "mlp-bn", "sgd", 0.05, 0.9, 0.0, 4, "step"),
+]
+PARITY_BATCH = 8
+PARITY_STEPS = 10
+# The example: scripts/run-example.sh's recipe.
+FASHION_BATCH = 64
+FASHION_LR = 0.01
+FASHION_MOMENTUM = 0.9
+# One full epoch of the example reaches far more; less means a broken step.
+FASHION_MIN_ACCURACY = 0.80
+# Messages of a trainer that cannot use CUDA (runtime/lib/CudaDriver.cpp).
+NO_CUDA = re.compile(r"no CUDA device|cannot load the CUDA driver|"
+                     r"CUDA unusable|CUDA_ERROR_NO_DEVICE")
+
+
+def config_dict(config):
+    name, model, opt, lr, momentum, wd, accum, bn_stats = config
+    return {"name": name, "model": model, "optimizer": opt, "lr": lr,
+            "momentum": momentum, "weight_decay": wd, "batch": PARITY_BATCH,
+            "accum": accum, "steps": PARITY_STEPS, "bn_stats": bn_stats}
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def rel_error(a, b):
+    """max |a - b| / max |b| (test/e2e/parity/parity.py's measure)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return float("inf")
+    if a.size == 0:
+        return 0.0
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return float("inf")
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-12))
+
+
+# --- Reading ONNX initializers, with or without the onnx package ----------
+
+def _varint(buf, pos):
+    value, shift = 0, 0
+    while True:
+        byte = buf[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _fields(buf):
+    """(field number, wire type, value) of a protobuf message; value is an
+    int for varints, bytes for length-delimited fields."""
+    pos = 0
+    while pos < len(buf):
+        key, pos = _varint(buf, pos)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _varint(buf, pos)
+        elif wire == 1:
+            value, pos = buf[pos:pos + 8], pos + 8
+        elif wire == 2:
+            n, pos = _varint(buf, pos)
+            value, pos = buf[pos:pos + n], pos + n
+        elif wire == 5:
+            value, pos = buf[pos:pos + 4], pos + 4
+        else:
+            raise ValueError(f"protobuf wire type {wire} is not supported")
+        yield field, wire, value
+
+
+def _tensor(buf):
+    """Name and array of a float32 onnx.TensorProto."""
+    name, dims, dtype, raw, floats = "", [], 1, None, []
+    for field, wire, value in _fields(buf):
+        if field == 1:  # dims: packed or one by one
+            if wire == 2:
+                pos = 0
+                while pos < len(value):
+                    d, pos = _varint(value, pos)
+                    dims.append(d)
+            else:
+                dims.append(value)
+        elif field == 2:
+            dtype = value
+        elif field == 4:  # float_data
+            if wire == 2:
+                floats.extend(struct.unpack(f"<{len(value) // 4}f", value))
+            else:
+                floats.append(struct.unpack("<f", value)[0])
+        elif field == 8:
+            name = value.decode()
+        elif field == 9:
+            raw = value
+    if dtype != 1:
+        return name, None  # not float32: no weight of the parity models
+    data = (np.frombuffer(raw, dtype="<f4") if raw is not None
+            else np.array(floats, dtype=np.float32))
+    return name, data.reshape(dims).astype(np.float32)
+
+
+def read_initializers(path, reader="auto"):
+    """{name: array} of an ONNX model's float32 initializers."""
+    if reader in ("auto", "onnx"):
+        try:
+            import onnx
+            import onnx.numpy_helper
+        except ImportError:
+            if reader == "onnx":
+                raise
+        else:
+            return {i.name: onnx.numpy_helper.to_array(i)
+                    for i in onnx.load(path).graph.initializer}
+    with open(path, "rb") as f:
+        model = f.read()
+    out = {}
+    for field, _, graph in _fields(model):
+        if field != 7:  # ModelProto.graph
+            continue
+        for gfield, _, init in _fields(graph):
+            if gfield == 5:  # GraphProto.initializer
+                name, value = _tensor(init)
+                if value is not None:
+                    out[name] = value
+    return out
+
+
+# --- Logging and results ----------------------------------------------------
+
+class Report:
+    """The log file, results.json and the failures so far."""
+
+    def __init__(self, out):
+        self.out = out
+        os.makedirs(out, exist_ok=True)
+        self.log = open(os.path.join(out, "gpu-check.log"), "w")
+        self.results = {"parity": [], "fashion": None, "timing": None,
+                        "environment": {}, "failures": []}
+
+    def say(self, text):
+        print(text, flush=True)
+        self.log.write(text + "\n")
+        self.log.flush()
+
+    def write(self, text):
+        self.log.write(text if text.endswith("\n") else text + "\n")
+        self.log.flush()
+
+    def fail(self, what, why):
+        self.results["failures"].append(f"{what}: {why}")
+        self.say(f"FAIL {what}: {why}")
+
+    def save(self):
+        with open(os.path.join(self.out, "results.json"), "w") as f:
+            json.dump(self.results, f, indent=1, default=str)
+
+
+class Deadline:
+    """The script's time budget: each stage gets what is left."""
+
+    def __init__(self, seconds):
+        self.end = time.monotonic() + seconds
+
+    def left(self):
+        return self.end - time.monotonic()
+
+    def timeout(self, most, reserve=5.0):
+        return max(0.0, min(most, self.left() - reserve))
+
+
+def run_logged(report, cmd, timeout, env=None):
+    """Runs cmd, appending its output to the log. Returns (rc, stdout,
+    stderr); rc None when it timed out or could not start."""
+    report.write("$ " + " ".join(cmd))
+    if timeout <= 1:
+        report.write("  (skipped: time budget spent)")
+        return None, "", "skipped: the time budget is spent"
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else e.stdout
+        report.write(out or "")
+        report.write(f"  (timed out after {timeout:.0f} s)")
+        return None, out or "", f"timed out after {timeout:.0f} s"
+    except OSError as e:
+        report.write(f"  (could not start: {e})")
+        return None, "", f"could not start: {e}"
+    report.write(p.stdout)
+    report.write(p.stderr)
+    report.write(f"  (exit status {p.returncode})")
+    return p.returncode, p.stdout, p.stderr
+
+
+def first_line(text, pattern=None):
+    for line in text.splitlines():
+        if line.strip() and (pattern is None or re.search(pattern, line)):
+            return line.strip()
+    return ""
+
+
+# --- Parity -----------------------------------------------------------------
+
+def train_parity(report, cfg, pdir, device, steps, deadline, tag, reader):
+    """Trains the packed trainer; returns (losses, state) or raises
+    RuntimeError with the reason."""
+    work = os.path.join(report.scratch, f"{cfg['name']}-{tag}")
+    os.makedirs(work, exist_ok=True)
+    log, exported = os.path.join(work, "run.jsonl"), os.path.join(
+        work, "trained.onnx")
+    cmd = [os.path.join(pdir, "trainer"), "train",
+           "--train-x", os.path.join(pdir, "x.npy"),
+           "--train-y", os.path.join(pdir, "y.npy"), "--no-shuffle",
+           "--max-steps", str(steps), "--lr", str(cfg["lr"]),
+           "--log", log, "--export", exported, "--device", device]
+    rc, out, err = run_logged(report, cmd, deadline.timeout(90))
+    if rc != 0:
+        why = first_line(err, NO_CUDA) or first_line(err) or f"exit {rc}"
+        raise RuntimeError(f"trainer --device {device}: {why}")
+    report.write(f"  {first_line(out, r'^device:')}")
+    events = [json.loads(line) for line in open(log)]
+    losses = [e["loss"] for e in events if e["event"] == "step"]
+    if len(losses) != steps:
+        raise RuntimeError(f"trainer --device {device} logged {len(losses)} "
+                           f"steps, not {steps}")
+    return losses, read_initializers(exported, reader)
+
+
+def compare_states(ours, ref):
+    """Largest relative errors of trainable weights and BN running stats."""
+    weights, stats, missing = 0.0, 0.0, []
+    for name, value in ref.items():
+        if name.endswith("num_batches_tracked"):
+            continue
+        if name not in ours:
+            missing.append(name)
+            continue
+        err = rel_error(ours[name], value)
+        if "running_" in name:
+            stats = max(stats, err)
+        else:
+            weights = max(weights, err)
+    return weights, stats, missing
+
+
+def torch_parity(cfg, pdir, device, steps):
+    """PyTorch's losses and final state dicts in float32 and float64."""
+    import torch
+    sys.path.insert(0, PARITY_DIR)
+    import parity
+    cls = parity.MODELS[cfg["model"]][0]
+    init = np.load(os.path.join(pdir, "init.npz"))
+    x = np.load(os.path.join(pdir, "x.npy"))
+    y = np.load(os.path.join(pdir, "y.npy"))
+    args = argparse.Namespace(
+        optimizer=cfg["optimizer"], lr=cfg["lr"], momentum=cfg["momentum"],
+        weight_decay=cfg["weight_decay"], batch=cfg["batch"],
+        accum=cfg["accum"], steps=steps, bn_stats=cfg["bn_stats"])
+    out = {}
+    for dtype in (torch.float32, torch.float64):
+        torch.manual_seed(0)
+        module = cls()
+        state = module.state_dict()
+        for name in state:
+            if not name.endswith("num_batches_tracked"):
+                state[name] = torch.tensor(init[name])
+        module.load_state_dict(state)
+        losses, trained = parity.torch_reference(module, x, y, args, dtype,
+                                                 device)
+        out[dtype] = (losses, {k: v.detach().double().cpu().numpy()
+                               for k, v in trained.state_dict().items()})
+    return out[torch.float32], out[torch.float64]
+
+
+def check_parity(report, pack, cfg, args, deadline):
+    name = cfg["name"]
+    pdir = os.path.join(pack, cfg["dir"])
+    steps = min(args.steps, cfg["steps"])
+    row = {"name": name, "steps": steps, "ok": False}
+    report.results["parity"].append(row)
+    report.say(f"== parity {name}: {steps} steps --device {args.device}")
+    if cfg.get("error"):
+        row["error"] = cfg["error"]
+        report.fail(f"parity {name}", cfg["error"])
+        return
+    try:
+        ours, ours_state = train_parity(report, cfg, pdir, args.device, steps,
+                                        deadline, args.device, args.onnx_reader)
+    except Exception as e:  # noqa: BLE001 - recorded, the check goes on
+        row["error"] = str(e)
+        report.fail(f"parity {name}", str(e))
+        return
+    try:
+        if deadline.left() < 10:
+            raise RuntimeError("skipped: the time budget is spent")
+        (ref32, state32), (ref64, state64) = torch_parity(cfg, pdir,
+                                                          args.device, steps)
+    except Exception as e:  # noqa: BLE001
+        row["error"] = f"PyTorch reference: {e}"
+        report.fail(f"parity {name}", row["error"])
+        return
+    w32, s32, missing = compare_states(ours_state, state32)
+    w64, s64, _ = compare_states(ours_state, state64)
+    tw, ts, _ = compare_states(state32, state64)
+    row.update({
+        "vs_fp32": {"loss": rel_error(ours, ref32), "weights": w32, "bn": s32},
+        "vs_fp64": {"loss": rel_error(ours, ref64), "weights": w64, "bn": s64},
+        "torch_fp32_vs_fp64": {"loss": rel_error(ref32, ref64),
+                               "weights": tw, "bn": ts},
+        "losses": {"traincc": ours, "torch_fp32": ref32, "torch_fp64": ref64},
+    })
+    # Within the tolerance of PyTorch float32, or as close to float64 as a
+    # few times PyTorch's own float32 error (test/e2e/parity's rule: deep
+    # nets amplify rounding).
+    tol = args.tolerance
+    bad = [f"{q} {row['vs_fp32'][q]:.1e}" for q in ("loss", "weights", "bn")
+           if not (row["vs_fp32"][q] <= tol or row["vs_fp64"][q] <= max(
+               tol, 4 * row["torch_fp32_vs_fp64"][q]))]
+    if missing:
+        bad.append("missing in export: " + ", ".join(missing))
+    limit = max(tol, 4 * max(row["torch_fp32_vs_fp64"].values()))
+    row["limit"] = limit
+    if args.device == "cuda":
+        try:
+            cpu, cpu_state = train_parity(report, cfg, pdir, "cpu", steps,
+                                          deadline, "cpu", args.onnx_reader)
+            cw, cs, _ = compare_states(ours_state, cpu_state)
+            row["cuda_vs_cpu"] = max(rel_error(ours, cpu), cw, cs)
+            if not row["cuda_vs_cpu"] <= limit:
+                bad.append(f"cuda vs cpu {row['cuda_vs_cpu']:.2e}")
+        except Exception as e:  # noqa: BLE001
+            row["cuda_vs_cpu_error"] = str(e)
+            bad.append(f"--device cpu run: {e}")
+    for q in ("loss", "weights", "bn"):
+        report.say(f"  {q:8} vs torch fp32 {row['vs_fp32'][q]:.2e}  vs fp64 "
+                   f"{row['vs_fp64'][q]:.2e}  (torch fp32 vs fp64 "
+                   f"{row['torch_fp32_vs_fp64'][q]:.2e})")
+    report.say(f"  losses traincc: {[round(v, 6) for v in ours]}")
+    report.say(f"  losses torch32: {[round(v, 6) for v in ref32]}")
+    row["ok"] = not bad
+    if bad:
+        row["error"] = "; ".join(bad)
+        report.fail(f"parity {name}", row["error"])
+
+
+# --- Fashion-MNIST ---------------------------------------------------------
+
+def check_fashion(report, pack, manifest, args, deadline):
+    fm = manifest["fashion"]
+    res = {"ok": False}
+    report.results["fashion"] = res
+    report.say(f"== fashion-mnist: 1 epoch --device {args.device}"
+               + (f" (--max-steps {args.fashion_max_steps})"
+                  if args.fashion_max_steps else ""))
+    if not fm.get("dataset"):
+        res["error"] = "the pack has no Fashion-MNIST files"
+        report.fail("fashion-mnist", res["error"])
+        return
+    log = os.path.join(report.out, "fashion-train.jsonl")
+    cmd = [os.path.join(pack, fm["trainer"]), "train", "--dataset",
+           "fashion-mnist:" + os.path.join(pack, fm["dataset"]),
+           "--epochs", "1", "--lr", str(fm["lr"]), "--log", log,
+           "--device", args.device]
+    if args.fashion_max_steps:
+        cmd += ["--max-steps", str(args.fashion_max_steps)]
+    t0 = time.monotonic()
+    rc, out, err = run_logged(report, cmd, deadline.timeout(args.fashion_timeout))
+    res["wall_s"] = time.monotonic() - t0
+    if rc != 0:
+        res["error"] = first_line(err, NO_CUDA) or first_line(err) or f"exit {rc}"
+        report.fail("fashion-mnist", res["error"])
+        return
+    res["device"] = first_line(out, r"^device:")
+    epochs = [json.loads(line) for line in open(log)
+              if '"event":"epoch"' in line]
+    if not epochs or "val_acc" not in epochs[-1]:
+        res["error"] = "no validated epoch in the log"
+        report.fail("fashion-mnist", res["error"])
+        return
+    last = epochs[-1]
+    res.update({k: last.get(k) for k in ("train_loss", "val_loss", "val_acc",
+                                         "seconds")})
+    report.say(f"  {res['device']}")
+    report.say(f"  val_acc {last['val_acc']:.4f}, val_loss "
+               f"{last['val_loss']:.4f}, epoch {last['seconds']:.1f} s")
+    res["ok"] = bool(args.fashion_max_steps) or (
+        last["val_acc"] >= FASHION_MIN_ACCURACY)
+    if not res["ok"]:
+        res["error"] = (f"val_acc {last['val_acc']:.4f} < "
+                        f"{FASHION_MIN_ACCURACY} after one epoch")
+        report.fail("fashion-mnist", res["error"])
+
+
+# --- Step time -------------------------------------------------------------
+
+EPOCH_LINE = re.compile(r"epoch 1(?:/\d+)?: .*?(\d+) steps, ([0-9.]+)s")
+
+
+def trainer_epoch_seconds(report, trainer, data, steps, device, deadline):
+    """The epoch time the trainer prints (2 decimals; without --log, which
+    copies the state to the host every step)."""
+    cmd = [trainer, "train", "--train-x", data[0], "--train-y", data[1],
+           "--no-shuffle", "--max-steps", str(steps), "--lr",
+           str(FASHION_LR), "--device", device]
+    rc, out, err = run_logged(report, cmd, deadline.timeout(120))
+    if rc != 0:
+        raise RuntimeError(first_line(err, NO_CUDA) or first_line(err)
+                           or f"exit {rc}")
+    m = EPOCH_LINE.search(out)
+    if not m or int(m.group(1)) != steps:
+        raise RuntimeError(f"no 'epoch 1: ... {steps} steps, S s' line")
+    return float(m.group(2))
+
+
+def time_trainer(report, pack, manifest, args, deadline):
+    """Per-step time: the slope between runs of `short` and `short + L`
+    steps (start-up, graph capture and warm-up cancel); the median of
+    --timing-repeats such pairs."""
+    trainer = os.path.join(pack, manifest["fashion"]["trainer"])
+    short = args.timing_short
+    # Fixed L, or L chosen from a first run so that the long run lasts
+    # about --timing-target seconds (the printed time has 2 decimals).
+    first = None
+    if args.timing_steps:
+        extra = args.timing_steps
+    else:
+        probe = make_timing_data(report, short + 1)
+        first = trainer_epoch_seconds(report, trainer, probe, short,
+                                      args.device, deadline)
+        per_step = max(first / short, 1e-5)
+        extra = int(min(max(args.timing_target / per_step, 50), 3000))
+    data = make_timing_data(report, short + extra + 1)
+    slopes = []
+    for _ in range(args.timing_repeats):
+        t_short = trainer_epoch_seconds(report, trainer, data, short,
+                                        args.device, deadline)
+        t_long = trainer_epoch_seconds(report, trainer, data, short + extra,
+                                       args.device, deadline)
+        slopes.append((t_long - t_short) / extra)
+    report.write(f"  trainer step slopes (s): {slopes}")
+    return {"ms": statistics.median(slopes) * 1e3,
+            "slopes_ms": [s * 1e3 for s in slopes], "short": short,
+            "extra": extra, "first_run_s": first}
+
+
+def make_timing_data(report, batches):
+    """Random images and labels for `batches` batches of 64 (not zeros:
+    zeros can run faster than real data)."""
+    path = os.path.join(report.scratch, f"timing-{batches}")
+    data = (path + "-x.npy", path + "-y.npy")
+    if not os.path.exists(data[1]):
+        rng = np.random.default_rng(0)
+        n = FASHION_BATCH * batches
+        np.save(data[0], rng.random((n, 1, 28, 28), dtype=np.float32))
+        np.save(data[1], rng.integers(0, 10, n).astype(np.int64))
+    return data
+
+
+def torch_timing_main(argv):
+    """Child process: times PyTorch training steps of the example CNN and
+    prints one JSON line."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--mode", choices=["eager", "compile"], default="eager")
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--steps", type=int, default=200)
+    a = p.parse_args(argv)
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    sys.path.insert(0, EXAMPLE_DIR)
+    from model import FashionCNN
+    dev = torch.device(a.device)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("PyTorch sees no CUDA device")
+    torch.manual_seed(0)
+    model = FashionCNN().to(dev).train()
+    opt = torch.optim.SGD(model.parameters(), lr=FASHION_LR,
+                          momentum=FASHION_MOMENTUM)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    net = model
+    if a.mode == "compile":
+        if not hasattr(torch, "compile"):
+            raise SystemExit(f"torch {torch.__version__} has no torch.compile")
+        net = torch.compile(model)
+    # Several resident batches, used in turn.
+    xs = torch.rand(8, FASHION_BATCH, 1, 28, 28, device=dev)
+    ys = torch.randint(0, 10, (8, FASHION_BATCH), device=dev)
+
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+
+    def step(i):
+        opt.zero_grad(set_to_none=True)
+        loss_fn(net(xs[i % 8]), ys[i % 8]).backward()
+        opt.step()
+
+    t0 = time.perf_counter()
+    step(0)
+    sync()
+    first = time.perf_counter() - t0
+    for i in range(1, a.warmup):
+        step(i)
+    sync()
+    times = []
+    for i in range(a.steps):
+        sync()
+        t0 = time.perf_counter()
+        step(i)
+        sync()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    print(json.dumps({
+        "mode": a.mode, "torch": torch.__version__, "device": str(dev),
+        "ms": statistics.median(times) * 1e3,
+        "p10_ms": times[len(times) // 10] * 1e3,
+        "p90_ms": times[(len(times) * 9) // 10] * 1e3,
+        "first_step_s": first, "steps": a.steps, "warmup": a.warmup}))
+    return 0
+
+
+def time_torch(report, args, mode, deadline):
+    cmd = [sys.executable, os.path.abspath(__file__), "torch-timing",
+           "--device", args.device, "--mode", mode,
+           "--warmup", str(args.torch_warmup), "--steps", str(args.torch_steps)]
+    most = args.compile_timeout if mode == "compile" else 120
+    rc, out, err = run_logged(report, cmd, deadline.timeout(most))
+    if rc != 0:
+        last = [l for l in err.splitlines() if l.strip()]
+        raise RuntimeError(last[-1].strip() if last else f"exit {rc}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def check_timing(report, pack, manifest, args, deadline):
+    res = {}
+    report.results["timing"] = res
+    report.say(f"== step time: fashion CNN, batch {FASHION_BATCH}, "
+               f"--device {args.device}")
+    stages = [("traincc", lambda: time_trainer(report, pack, manifest, args,
+                                               deadline)),
+              ("eager", lambda: time_torch(report, args, "eager", deadline))]
+    if not args.no_compile:
+        stages.append(("compile", lambda: time_torch(report, args, "compile",
+                                                     deadline)))
+    for name, fn in stages:
+        try:
+            res[name] = fn()
+            report.say(f"  {name}: {res[name]['ms']:.3f} ms/step")
+        except Exception as e:  # noqa: BLE001
+            res[name] = {"error": str(e)}
+            report.fail(f"step time {name}", str(e))
+
+
+# --- Main ---------------------------------------------------------------------
+
+def verify_pack(report, pack, manifest):
+    bad = []
+    for rel, info in manifest["files"].items():
+        path = os.path.join(pack, rel)
+        if not os.path.isfile(path):
+            bad.append(f"{rel} missing")
+        elif os.path.getsize(path) != info["bytes"]:
+            bad.append(f"{rel} has {os.path.getsize(path)} bytes, not "
+                       f"{info['bytes']}")
+        elif sha256(path) != info["sha256"]:
+            bad.append(f"{rel} has another sha256")
+        elif info.get("executable") and not os.access(path, os.X_OK):
+            os.chmod(path, 0o755)
+    for b in bad:
+        report.fail("pack", b)
+    return not bad
+
+
+def environment(report, args):
+    env = report.results["environment"]
+    env["python"] = sys.version.split()[0]
+    try:
+        import torch
+        env["torch"] = torch.__version__
+        env["torch_cuda"] = torch.cuda.is_available()
+        if torch.cuda.is_available():
+            env["gpu"] = torch.cuda.get_device_name(0)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    except Exception as e:  # noqa: BLE001
+        env["torch_error"] = str(e)
+        report.fail("environment", f"import torch: {e}")
+    if shutil.which("nvidia-smi"):
+        try:
+            env["nvidia_smi"] = subprocess.run(
+                ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,"
+                 "clocks.sm,clocks.mem", "--format=csv,noheader"],
+                capture_output=True, text=True, timeout=30).stdout.strip()
+        except Exception as e:  # noqa: BLE001
+            env["nvidia_smi"] = f"failed: {e}"
+    report.say(f"environment: {json.dumps(env)}")
+
+
+def fmt(v, spec=".1e"):
+    return format(v, spec) if isinstance(v, (int, float)) else "-"
+
+
+def table(report, args, manifest):
+    r = report.results
+    lines = [f"gpu-check --device {args.device}: {r['environment'].get('gpu', 'no GPU seen by PyTorch')}, "
+             f"torch {r['environment'].get('torch', '?')}, pack "
+             f"{manifest.get('gpu_arch', '?')}"]
+    lines.append("parity: max rel. error of the trainer vs PyTorch fp32 "
+                 f"(TF32 off) on {args.device}; limit {args.tolerance:g}, or "
+                 "vs fp64 within max(limit, 4x PyTorch fp32's)")
+    lines.append(f"  {'config':18} {'steps':>5} {'loss':>8} {'weights':>8} "
+                 f"{'BN':>8} {'vs fp64':>8} {'cuda=cpu':>8}  result")
+    for row in r["parity"]:
+        v32 = row.get("vs_fp32", {})
+        v64 = max(row["vs_fp64"].values()) if "vs_fp64" in row else None
+        result = "ok" if row["ok"] else "FAIL " + row.get("error", "")[:60]
+        lines.append(f"  {row['name']:18} {row['steps']:5} "
+                     f"{fmt(v32.get('loss')):>8} {fmt(v32.get('weights')):>8} "
+                     f"{fmt(v32.get('bn')):>8} {fmt(v64):>8} "
+                     f"{fmt(row.get('cuda_vs_cpu')):>8}  {result}")
+    fm = r["fashion"]
+    if fm is not None:
+        if "val_acc" in fm:
+            lines.append(f"fashion-mnist 1 epoch: test accuracy "
+                         f"{fm['val_acc']:.4f}, epoch {fm['seconds']:.1f} s  "
+                         f"{'ok' if fm['ok'] else 'FAIL'}")
+        else:
+            lines.append(f"fashion-mnist 1 epoch: FAIL {fm.get('error', '')[:80]}")
+    t = r["timing"]
+    if t is not None:
+        ms = {k: t.get(k, {}).get("ms") for k in ("traincc", "eager", "compile")}
+        cells = "  ".join(f"{k} {fmt(v, '.3f')}" for k, v in ms.items())
+        ratios = "  ".join(
+            f"traincc/{k} {ms['traincc'] / ms[k]:.2f}x" for k in
+            ("eager", "compile") if ms["traincc"] and ms.get(k))
+        lines.append(f"step time, fashion CNN batch {FASHION_BATCH} "
+                     f"(ms, median): {cells}  {ratios}")
+    n = len(r["failures"])
+    lines.append(f"gpu-check: {'PASS' if n == 0 else f'FAIL ({n} failures)'}"
+                 f"; logs in {report.out}")
+    return lines
+
+
+def check_main(argv):
+    p = argparse.ArgumentParser(prog="gpu-check.sh",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("pack", help="the folder scripts/gpu-prepare.sh wrote")
+    p.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
+                   help="where the trainers and PyTorch run (cpu: a dry run "
+                        "of this script's logic on a machine without GPU)")
+    p.add_argument("--out", default=os.environ.get("OUT") or "gpu-check-out",
+                   help="folder of the logs (default $OUT, else ./gpu-check-out)")
+    p.add_argument("--configs", help="comma-separated parity configurations "
+                   "(default: all in the pack)")
+    p.add_argument("--steps", type=int, default=PARITY_STEPS)
+    p.add_argument("--tolerance", type=float, default=1e-4)
+    p.add_argument("--onnx-reader", choices=["auto", "onnx", "builtin"],
+                   default="auto")
+    p.add_argument("--no-fashion", action="store_true")
+    p.add_argument("--fashion-max-steps", type=int, default=0,
+                   help="stop the epoch after this many steps (dry runs)")
+    p.add_argument("--fashion-timeout", type=float, default=150)
+    p.add_argument("--no-timing", action="store_true")
+    p.add_argument("--timing-short", type=int, default=20)
+    p.add_argument("--timing-steps", type=int, default=0,
+                   help="extra steps of the long timing run (default: "
+                        "about --timing-target seconds' worth)")
+    p.add_argument("--timing-target", type=float, default=3.0)
+    p.add_argument("--timing-repeats", type=int, default=3)
+    p.add_argument("--torch-warmup", type=int, default=20)
+    p.add_argument("--torch-steps", type=int, default=200)
+    p.add_argument("--no-compile", action="store_true")
+    p.add_argument("--compile-timeout", type=float, default=150)
+    p.add_argument("--budget", type=float, default=285,
+                   help="seconds for the whole check (default 285)")
+    args = p.parse_args(argv)
+
+    deadline = Deadline(args.budget)
+    report = Report(os.path.abspath(args.out))
+    report.scratch = tempfile.mkdtemp(prefix="gpu-check-")
+    pack = os.path.abspath(args.pack)
+    lines = []
+    try:
+        with open(os.path.join(pack, "manifest.json")) as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as e:
+        report.fail("pack", f"cannot read manifest.json: {e}")
+        manifest = None
+    try:
+        if manifest is not None:
+            report.results["pack"] = {k: manifest.get(k) for k in (
+                "gpu_arch", "cpu", "total_bytes", "traincc")}
+            verify_pack(report, pack, manifest)
+            environment(report, args)
+            wanted = args.configs.split(",") if args.configs else None
+            configs = [c for c in manifest["parity"]
+                       if wanted is None or c["name"] in wanted]
+            for unknown in set(wanted or []) - {c["name"] for c in configs}:
+                report.fail("parity", f"no configuration {unknown} in the pack")
+            for cfg in configs:
+                check_parity(report, pack, cfg, args, deadline)
+                report.save()
+            if not args.no_fashion:
+                check_fashion(report, pack, manifest, args, deadline)
+                report.save()
+            if not args.no_timing:
+                check_timing(report, pack, manifest, args, deadline)
+        lines = table(report, args, manifest or {})
+    except Exception as e:  # noqa: BLE001 - a bug here must not hide results
+        import traceback
+        report.write(traceback.format_exc())
+        report.fail("gpu-check", f"internal error: {e!r}")
+        lines = table(report, args, manifest or {})
+    finally:
+        report.save()
+        shutil.rmtree(report.scratch, ignore_errors=True)
+    with open(os.path.join(report.out, "table.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    report.say("")
+    for line in lines:
+        report.say(line)
+    return 1 if report.results["failures"] else 0
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "torch-timing":
+        return torch_timing_main(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "check":
+        return check_main(sys.argv[2:])
+    print("usage: gpu_check.py check PACK [options] | torch-timing [options]",
+          file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Packs what scripts/gpu-check.sh needs on a GPU machine without traincc.
+
+Writes into OUT_DIR:
+  parity/NAME/   for each of gpu_check.CONFIGS: model.onnx (exported by
+                 test/e2e/parity/parity.py), init.npz (its initializers, so
+                 that PyTorch starts from the trainer's weights without
+                 onnx), x.npy/y.npy (parity.py's data for 10 steps) and
+                 trainer (traincc --target cpu,cuda);
+  fashion/trainer  the example CNN (batch 64, SGD momentum 0.9);
+  fashion-mnist/ the dataset's four IDX files, gzipped as Debian ships them;
+  manifest.json  the configurations, traincc flags and every file's size
+                 and sha256.
+
+Run with /usr/bin/python3 (Debian's torch and onnx); scripts/gpu-prepare.sh
+builds traincc first.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gpu_check  # noqa: E402
+
+sys.path.insert(0, gpu_check.PARITY_DIR)
+import parity  # noqa: E402
+
+DATASET_FILES = ["train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                 "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
+
+
+class Failed(Exception):
+    pass
+
+
+def run(cmd):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise SystemExit(f"gpu-prepare: cannot run {cmd[0]}: {e}")
+    if p.returncode != 0:
+        sys.stderr.write(p.stdout + p.stderr)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        raise Failed(lines[-1].strip() if lines else
+                     f"exit status {p.returncode}: {' '.join(cmd)}")
+    return p.stdout
+
+
+def gpu_program(trainer):
+    """`trainer info`'s gpu program line (without it the pack is useless)."""
+    info = run([trainer, "info"])
+    for line in info.splitlines():
+        if line.startswith("gpu program:"):
+            return line[len("gpu program:"):].strip()
+    raise Failed(f"{trainer} has no GPU program (is the CUDA toolkit's "
+                 "ptxas installed?)")
+
+
+def pack_parity(cfg, out, target_flags, traincc):
+    import onnx
+    import onnx.numpy_helper
+    import torch
+    d = os.path.join(out, cfg["dir"])
+    os.makedirs(d)
+    cls, sample_shape, classes = parity.MODELS[cfg["model"]]
+    # As parity.py: seed 0, then the module's initial weights.
+    torch.manual_seed(0)
+    model = cls()
+    onnx_path = os.path.join(d, "model.onnx")
+    parity.export(model, sample_shape, cfg["batch"], onnx_path)
+    inits = {i.name: onnx.numpy_helper.to_array(i)
+             for i in onnx.load(onnx_path).graph.initializer}
+    weights = {}
+    for name in model.state_dict():
+        if name.endswith("num_batches_tracked"):
+            continue
+        if name not in inits:
+            raise SystemExit(f"gpu-prepare: {name} is not an initializer of "
+                             f"{onnx_path}")
+        weights[name] = inits[name]
+    np.savez(os.path.join(d, "init.npz"), **weights)
+    n = cfg["batch"] * cfg["accum"] * cfg["steps"]
+    x, y = parity.make_data(sample_shape, classes, n)
+    np.save(os.path.join(d, "x.npy"), x)
+    np.save(os.path.join(d, "y.npy"), y)
+    cmd = [traincc, onnx_path, "-o", os.path.join(d, "trainer"),
+           "--batch-size", str(cfg["batch"]),
+           "--accum-steps", str(cfg["accum"]),
+           "--optimizer", cfg["optimizer"],
+           "--weight-decay", str(cfg["weight_decay"]),
+           "--bn-stats", cfg["bn_stats"]] + target_flags
+    if cfg["optimizer"] == "sgd":
+        cmd += ["--momentum", str(cfg["momentum"])]
+    cfg["traincc_args"] = ["model.onnx", "-o", "trainer"] + cmd[4:]
+    run(cmd)
+    cfg["gpu_program"] = gpu_program(os.path.join(d, "trainer"))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("out")
+    p.add_argument("--traincc", required=True)
+    p.add_argument("--gpu-arch", default="sm_90")
+    p.add_argument("--cpu", default="x86-64-v3",
+                   help="traincc --cpu: the GPU machine's CPU may differ")
+    p.add_argument("--dataset-dir", default="/usr/share/datasets/fashion-mnist")
+    p.add_argument("--limit-mib", type=float, default=48,
+                   help="fail when the pack is larger (the working tree "
+                        "travels too, 64 MiB in all)")
+    args = p.parse_args()
+
+    out = os.path.abspath(args.out)
+    # .gpu-pack marks a folder this script wrote (even partly): only such a
+    # folder is replaced.
+    marker = ".gpu-pack"
+    if os.path.isdir(out) and os.listdir(out):
+        if not os.path.isfile(os.path.join(out, marker)):
+            raise SystemExit(f"gpu-prepare: {out} is not empty and was not "
+                             "written by gpu-prepare; not overwriting it")
+        shutil.rmtree(out)
+    os.makedirs(out, exist_ok=True)
+    open(os.path.join(out, marker), "w").close()
+    warnings.filterwarnings("ignore")
+    target = ["--target", "cpu,cuda", "--gpu-arch", args.gpu_arch,
+              "--cpu", args.cpu]
+
+    # A configuration traincc cannot compile stays in the manifest with its
+    # error (gpu-check.sh reports it as failed); the others are packed.
+    configs = []
+    for config in gpu_check.CONFIGS:
+        cfg = gpu_check.config_dict(config)
+        cfg["dir"] = "parity/" + cfg["name"]
+        try:
+            pack_parity(cfg, out, target, args.traincc)
+            print(f"gpu-prepare: parity {cfg['name']}: {cfg['gpu_program']}")
+        except Failed as e:
+            cfg["error"] = f"not packed: {e}"
+            shutil.rmtree(os.path.join(out, cfg["dir"]), ignore_errors=True)
+            print(f"gpu-prepare: WARNING: parity {cfg['name']} {cfg['error']}")
+        configs.append(cfg)
+
+    example = os.path.join(gpu_check.EXAMPLE_DIR, "cnn.onnx")
+    os.makedirs(os.path.join(out, "fashion"))
+    cmd = [args.traincc, example, "-o", os.path.join(out, "fashion", "trainer"),
+           "--batch-size", str(gpu_check.FASHION_BATCH),
+           "--momentum", str(gpu_check.FASHION_MOMENTUM)] + target
+    try:
+        run(cmd)
+    except Failed as e:
+        raise SystemExit(f"gpu-prepare: the example CNN: {e}")
+    fashion = {"trainer": "fashion/trainer", "batch": gpu_check.FASHION_BATCH,
+               "lr": gpu_check.FASHION_LR,
+               "momentum": gpu_check.FASHION_MOMENTUM,
+               "traincc_args": ["examples/fashion_mnist/cnn.onnx", "-o",
+                                "fashion/trainer"] + cmd[4:],
+               "gpu_program": None}
+    try:
+        fashion["gpu_program"] = gpu_program(os.path.join(out, "fashion",
+                                                          "trainer"))
+    except Failed as e:
+        raise SystemExit(f"gpu-prepare: the example CNN: {e}")
+    print(f"gpu-prepare: fashion CNN: {fashion['gpu_program']}")
+    missing = [f for f in DATASET_FILES
+               if not os.path.isfile(os.path.join(args.dataset_dir, f))]
+    if missing:
+        raise SystemExit(f"gpu-prepare: {args.dataset_dir} lacks "
+                         f"{', '.join(missing)} (Debian: "
+                         "apt-get install dataset-fashion-mnist)")
+    os.makedirs(os.path.join(out, "fashion-mnist"))
+    for f in DATASET_FILES:
+        shutil.copyfile(os.path.join(args.dataset_dir, f),
+                        os.path.join(out, "fashion-mnist", f))
+    fashion["dataset"] = "fashion-mnist"
+
+    files = {}
+    for dirpath, _, names in os.walk(out):
+        for name in sorted(names):
+            if name == marker:
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, out)
+            files[rel] = {"bytes": os.path.getsize(path),
+                          "sha256": gpu_check.sha256(path),
+                          "executable": os.access(path, os.X_OK)}
+    total = sum(f["bytes"] for f in files.values())
+    manifest = {"format": 1, "traincc": args.traincc,
+                "gpu_arch": args.gpu_arch, "cpu": args.cpu,
+                "parity": configs, "fashion": fashion,
+                "files": dict(sorted(files.items())), "total_bytes": total}
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    mib = total / 2**20
+    print(f"gpu-prepare: {len(files)} files, {mib:.1f} MiB in {out}")
+    if mib > args.limit_mib:
+        raise SystemExit(f"gpu-prepare: the pack is {mib:.1f} MiB, over "
+                         f"--limit-mib {args.limit_mib:g}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
