@@ -17,4 +17,7 @@ if [ $# -lt 1 ] || [ "$1" = "-h" ] || [ "$1" = "--help" ]; then
   [ $# -ge 1 ]; exit
 fi
 export PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
-exec "${PYTHON:-/usr/bin/env python3}" "$ROOT/scripts/gpu_check.py" check "$@"
+if [ -n "${PYTHON:-}" ]; then
+  exec "$PYTHON" "$ROOT/scripts/gpu_check.py" check "$@"
+fi
+exec /usr/bin/env python3 "$ROOT/scripts/gpu_check.py" check "$@"

@@ -34,7 +34,11 @@ import sys
 import tempfile
 import time
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    sys.exit(f"gpu-check: {sys.executable} has no numpy; run with a python3 "
+             "that has numpy and torch (scripts/gpu-check.sh: set PYTHON)")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARITY_DIR = os.path.join(ROOT, "test", "e2e", "parity")
@@ -180,6 +184,22 @@ def read_initializers(path, reader="auto"):
                 if value is not None:
                     out[name] = value
     return out
+
+
+def tf32_off(torch):
+    """Plain float32 in PyTorch's matrix products and convolutions. Where
+    the fp32_precision API exists (2.9+) only it is used: mixing it with the
+    legacy allow_tf32 flags raises errors in later PyTorch."""
+    if hasattr(torch.backends.cuda.matmul, "fp32_precision"):
+        torch.backends.fp32_precision = "ieee"
+        torch.backends.cuda.matmul.fp32_precision = "ieee"
+        torch.backends.cudnn.fp32_precision = "ieee"
+        torch.backends.cudnn.conv.fp32_precision = "ieee"
+        torch.backends.cudnn.rnn.fp32_precision = "ieee"
+        return "fp32_precision ieee"
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return "allow_tf32 False"
 
 
 # --- Logging and results ----------------------------------------------------
@@ -485,7 +505,8 @@ def time_trainer(report, pack, manifest, args, deadline):
         first = trainer_epoch_seconds(report, trainer, probe, short,
                                       args.device, deadline)
         per_step = max(first / short, 1e-5)
-        extra = int(min(max(args.timing_target / per_step, 50), 3000))
+        # At most 2000 steps: their random data is 400 MB of .npy.
+        extra = int(min(max(args.timing_target / per_step, 50), 2000))
     data = make_timing_data(report, short + extra + 1)
     slopes = []
     for _ in range(args.timing_repeats):
@@ -523,8 +544,7 @@ def torch_timing_main(argv):
     p.add_argument("--steps", type=int, default=200)
     a = p.parse_args(argv)
     import torch
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    tf32 = tf32_off(torch)
     sys.path.insert(0, EXAMPLE_DIR)
     from model import FashionCNN
     dev = torch.device(a.device)
@@ -570,6 +590,7 @@ def torch_timing_main(argv):
     times.sort()
     print(json.dumps({
         "mode": a.mode, "torch": torch.__version__, "device": str(dev),
+        "tf32": tf32,
         "ms": statistics.median(times) * 1e3,
         "p10_ms": times[len(times) // 10] * 1e3,
         "p90_ms": times[(len(times) * 9) // 10] * 1e3,
@@ -638,8 +659,7 @@ def environment(report, args):
         env["torch_cuda"] = torch.cuda.is_available()
         if torch.cuda.is_available():
             env["gpu"] = torch.cuda.get_device_name(0)
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+        env["tf32"] = tf32_off(torch)
     except Exception as e:  # noqa: BLE001
         env["torch_error"] = str(e)
         report.fail("environment", f"import torch: {e}")
@@ -654,15 +674,33 @@ def environment(report, args):
     report.say(f"environment: {json.dumps(env)}")
 
 
+def cuda_unusable(report, pack, manifest):
+    """None when the packed trainers see a usable CUDA device (`trainer
+    info`'s device line), else why not; the CUDA stages are then skipped."""
+    cmd = [os.path.join(pack, manifest["fashion"]["trainer"]), "info"]
+    rc, out, err = run_logged(report, cmd, 60)
+    device = first_line(out, r"^device:")
+    report.results["environment"]["trainer_device"] = device or err.strip()
+    report.say(f"trainer info: {device or err.strip()}")
+    if rc == 0 and device.startswith("device: cuda"):
+        return None
+    why = device or first_line(err) or f"trainer info: exit {rc}"
+    report.fail("cuda", f"the trainers find no usable CUDA device: {why}")
+    return "skipped: no usable CUDA device"
+
+
 def fmt(v, spec=".1e"):
     return format(v, spec) if isinstance(v, (int, float)) else "-"
 
 
 def table(report, args, manifest):
     r = report.results
-    lines = [f"gpu-check --device {args.device}: {r['environment'].get('gpu', 'no GPU seen by PyTorch')}, "
-             f"torch {r['environment'].get('torch', '?')}, pack "
+    env = r["environment"]
+    lines = [f"gpu-check --device {args.device}: PyTorch "
+             f"{env.get('torch', '?')} on {env.get('gpu', 'no GPU')}; pack "
              f"{manifest.get('gpu_arch', '?')}"]
+    if args.device == "cuda" and "trainer_device" in env:
+        lines.append(f"trainer {env['trainer_device']}")
     lines.append("parity: max rel. error of the trainer vs PyTorch fp32 "
                  f"(TF32 off) on {args.device}; limit {args.tolerance:g}, or "
                  "vs fp64 within max(limit, 4x PyTorch fp32's)")
@@ -678,12 +716,15 @@ def table(report, args, manifest):
                      f"{fmt(row.get('cuda_vs_cpu')):>8}  {result}")
     fm = r["fashion"]
     if fm is not None:
+        what = (f"{args.fashion_max_steps} steps" if args.fashion_max_steps
+                else "1 epoch")
         if "val_acc" in fm:
-            lines.append(f"fashion-mnist 1 epoch: test accuracy "
+            lines.append(f"fashion-mnist {what}: test accuracy "
                          f"{fm['val_acc']:.4f}, epoch {fm['seconds']:.1f} s  "
                          f"{'ok' if fm['ok'] else 'FAIL'}")
         else:
-            lines.append(f"fashion-mnist 1 epoch: FAIL {fm.get('error', '')[:80]}")
+            lines.append(f"fashion-mnist {what}: FAIL "
+                         f"{fm.get('error', '')[:80]}")
     t = r["timing"]
     if t is not None:
         ms = {k: t.get(k, {}).get("ms") for k in ("traincc", "eager", "compile")}
@@ -723,7 +764,7 @@ def check_main(argv):
     p.add_argument("--timing-steps", type=int, default=0,
                    help="extra steps of the long timing run (default: "
                         "about --timing-target seconds' worth)")
-    p.add_argument("--timing-target", type=float, default=3.0)
+    p.add_argument("--timing-target", type=float, default=2.5)
     p.add_argument("--timing-repeats", type=int, default=3)
     p.add_argument("--torch-warmup", type=int, default=20)
     p.add_argument("--torch-steps", type=int, default=200)
@@ -755,13 +796,21 @@ def check_main(argv):
                        if wanted is None or c["name"] in wanted]
             for unknown in set(wanted or []) - {c["name"] for c in configs}:
                 report.fail("parity", f"no configuration {unknown} in the pack")
+            skip = None
+            if args.device == "cuda":
+                skip = cuda_unusable(report, pack, manifest)
             for cfg in configs:
+                if skip:
+                    report.results["parity"].append(
+                        {"name": cfg["name"], "steps": 0, "ok": False,
+                         "error": cfg.get("error") or skip})
+                    continue
                 check_parity(report, pack, cfg, args, deadline)
                 report.save()
-            if not args.no_fashion:
+            if not args.no_fashion and not skip:
                 check_fashion(report, pack, manifest, args, deadline)
                 report.save()
-            if not args.no_timing:
+            if not args.no_timing and not skip:
                 check_timing(report, pack, manifest, args, deadline)
         lines = table(report, args, manifest or {})
     except Exception as e:  # noqa: BLE001 - a bug here must not hide results

@@ -19,6 +19,10 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # Debian's Python packages (torch, onnx, numpy) live under /usr/bin/python3,
 # not the interpreter that may be first on PATH.
 config.substitutions.append(("%python", "/usr/bin/python3"))
+# The fake CUDA driver (test/runtime/fake-cuda): TRAINCC_LIBCUDA=%fake_libcuda.
+config.substitutions.append(
+    ("%fake_libcuda",
+     os.path.join(config.traincc_tools_dir, "libtraincc-fake-cuda.so")))
 config.substitutions.append(("%onnx_proto_dir", config.onnx_proto_dir))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 # Encodes an ONNX model written as protobuf text.

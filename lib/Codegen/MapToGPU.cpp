@@ -56,8 +56,62 @@ bool isSinkable(Operation *op) {
          isa<arith::ArithDialect, math::MathDialect>(op->getDialect());
 }
 
+/// The buffer behind a chain of views.
+Value rootBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    value = view.getViewSource();
+  }
+  return value;
+}
+
+/// Whether a top-level load may be repeated inside the kernels that use
+/// its value: nothing writes its buffer between it and the last of them
+/// (a counter read, used by the next kernel, then reset).
+bool isRepeatableLoad(memref::LoadOp load, Block &body) {
+  // The last top-level op that uses the value, through pure arithmetic.
+  Operation *last = load;
+  SmallVector<Value> worklist = {load.getResult()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (!top)
+        return false;
+      if (last->isBeforeInBlock(top))
+        last = top;
+      if (top == user && isPure(user))
+        worklist.append(user->result_begin(), user->result_end());
+    }
+  }
+  Value root = rootBuffer(load.getMemRef());
+  for (Operation *op = load->getNextNode(); op && op != last->getNextNode();
+       op = op->getNextNode()) {
+    WalkResult writes = op->walk([&](Operation *inner) {
+      if (auto store = dyn_cast<memref::StoreOp>(inner))
+        return rootBuffer(store.getMemRef()) == root ? WalkResult::interrupt()
+                                                     : WalkResult::advance();
+      if (isa<CallOpInterface>(inner))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (writes.wasInterrupted())
+      return false;
+  }
+  return true;
+}
+
 struct MapToGPUPass : public traincc::impl::MapToGPUPassBase<MapToGPUPass> {
   using MapToGPUPassBase::MapToGPUPassBase;
+
+  /// Top-level loads that kernels may repeat (isRepeatableLoad).
+  llvm::SmallPtrSet<Operation *, 8> repeatableLoads;
+
+  bool canSink(Operation *op) {
+    return isSinkable(op) || repeatableLoads.contains(op);
+  }
 
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
@@ -107,6 +161,10 @@ struct MapToGPUPass : public traincc::impl::MapToGPUPassBase<MapToGPUPass> {
       inRun.clear();
       return success();
     };
+    for (Operation &op : func.getBody().getOps())
+      if (auto load = dyn_cast<memref::LoadOp>(op))
+        if (isRepeatableLoad(load, func.getBody().front()))
+          repeatableLoads.insert(load);
     for (Operation &op : func.getBody().getOps()) {
       if (isa<scf::ParallelOp, scf::ForOp, func::ReturnOp>(op)) {
         if (failed(closeRun()))
@@ -118,7 +176,7 @@ struct MapToGPUPass : public traincc::impl::MapToGPUPassBase<MapToGPUPass> {
       bool usesRun = llvm::any_of(op.getOperands(), [&](Value operand) {
         return inRun.contains(operand.getDefiningOp());
       });
-      if (usesRun || !isSinkable(&op)) {
+      if (usesRun || !canSink(&op)) {
         run.push_back(&op);
         inRun.insert(&op);
       }
@@ -226,7 +284,7 @@ struct MapToGPUPass : public traincc::impl::MapToGPUPassBase<MapToGPUPass> {
       if (mapping.contains(value) || isa<BlockArgument>(value))
         return success();
       Operation *def = value.getDefiningOp();
-      if (!isSinkable(def))
+      if (!canSink(def))
         return def->emitError("a GPU kernel uses this value computed on the "
                               "host; only constants, views and step "
                               "parameters can be");

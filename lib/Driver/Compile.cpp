@@ -118,7 +118,9 @@ bool traincc::validateOptions(const CompileOptions &options) {
   if (options.inputPath.empty())
     return fail("no input model (usage: traincc MODEL.onnx [options]; see "
                 "--help)");
-  bool binary = options.emit == EmitKind::Exe || options.emit == EmitKind::Obj;
+  bool binary = options.emit == EmitKind::Exe ||
+                options.emit == EmitKind::Obj ||
+                options.emit == EmitKind::CUDAEmulation;
   if (binary && options.outputPath == "-")
     return fail("-o FILE is required to emit a trainer or an object file");
   if (!options.targetSpelling.empty()) {
@@ -300,6 +302,27 @@ int emitPTX(ModuleOp module, const CompileOptions &options) {
   return 0;
 }
 
+/// Writes the CUDA kernels compiled for the CPU (--emit=cuda-emulation).
+int emitCUDAEmulation(ModuleOp module, const CompileOptions &options) {
+  PassManager pm(module.getContext());
+  buildCPUBufferizePipeline(pm, CPUCodegenPipelineOptions());
+  buildGPUEmulationPipeline(pm);
+  if (failed(pm.run(module)))
+    return 1;
+  ObjectOptions objectOptions;
+  objectOptions.cpu = options.cpu;
+  std::string error;
+  auto output = openOutputFile(options.outputPath, &error);
+  if (!output) {
+    llvm::errs() << "traincc: error: " << error << "\n";
+    return 1;
+  }
+  if (failed(emitHostCode(module, objectOptions, false, output->os())))
+    return 1;
+  output->keep();
+  return 0;
+}
+
 /// Lowers the step functions to host code and writes LLVM IR, an object or
 /// (linked with the runtime, with CUDA kernels when asked) the trainer.
 int emitTrainer(ModuleOp module, const CompileOptions &options) {
@@ -408,6 +431,8 @@ int traincc::runCompile(const CompileOptions &options) {
     return printModule(*module, options);
   if (options.emit == EmitKind::PTX)
     return emitPTX(*module, options);
+  if (options.emit == EmitKind::CUDAEmulation)
+    return emitCUDAEmulation(*module, options);
   if (options.emit == EmitKind::LinalgMLIR) {
     PassManager linalgPm(&context);
     linalgPm.addPass(createConvertTrainToLinalgPass());

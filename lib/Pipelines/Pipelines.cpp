@@ -153,8 +153,9 @@ void traincc::buildCPULowerToLLVMPipeline(
     pm.addPass(createLowerParallelCallsPass());
 }
 
-void traincc::buildGPULowerPipeline(OpPassManager &pm,
-                                    const GPUCodegenPipelineOptions &options) {
+/// Bufferized step functions -> launches of kernels in @traincc_kernels.
+static void buildGPUKernelPipeline(OpPassManager &pm) {
+  using namespace traincc;
   pm.addPass(createPrepareGPUStepsPass());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createMapToGPUPass());
@@ -163,6 +164,11 @@ void traincc::buildGPULowerPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createMergeKernelModulesPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void traincc::buildGPULowerPipeline(OpPassManager &pm,
+                                    const GPUCodegenPipelineOptions &options) {
+  buildGPUKernelPipeline(pm);
   GpuNVVMAttachTargetOptions target;
   target.chip = options.arch;
   target.optLevel = 3;
@@ -183,6 +189,15 @@ void traincc::buildGPULowerPipeline(OpPassManager &pm,
   binary.compilationTarget = "isa";
   binary.toolkitPath = options.toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void traincc::buildGPUEmulationPipeline(OpPassManager &pm) {
+  buildGPUKernelPipeline(pm);
+  pm.addPass(createGPUKernelsToCPUPass());
+  CPUCodegenPipelineOptions cpu;
+  cpu.threads = false;
+  buildCPULowerToLLVMPipeline(pm, cpu);
+  pm.addPass(createEmulationEntryPointsPass());
 }
 
 void traincc::registerPipelines() {

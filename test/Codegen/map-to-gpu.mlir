@@ -70,13 +70,43 @@ func.func @sum(%x: memref<100xf32>, %out: memref<f32>) {
 
 // -----
 
-// Tests that a value loaded from a buffer outside any kernel is refused
-// when a kernel uses it: the launch plan has no way to pass it.
-func.func @host_value(%x: memref<4xf32>, %y: memref<4xf32>) {
+// Tests that a value loaded outside any kernel is loaded again inside the
+// kernel that uses it when nothing writes the buffer in between (a counter
+// read before it is reset).
+// CHECK-LABEL: func.func @repeatable
+// CHECK: gpu.launch
+// CHECK: %[[N:.*]] = memref.load %{{.*}}[] : memref<f32>
+// CHECK: memref.store %[[N]]
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %{{.*}}[] : memref<f32>
+func.func @repeatable(%count: memref<f32>, %y: memref<4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.load %count[] : memref<f32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    memref.store %n, %y[%i] : memref<4xf32>
+    scf.reduce
+  }
+  memref.store %zero, %count[] : memref<f32>
+  return
+}
+
+// -----
+
+// Tests that a loaded value a later kernel uses after its buffer was
+// overwritten is refused: no kernel can recompute it.
+func.func @overwritten(%x: memref<4xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
   %v = memref.load %x[%c0] : memref<4xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    memref.store %zero, %x[%i] : memref<4xf32>
+    scf.reduce
+  }
   scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
     // expected-error @+1 {{a value computed by scalar device code is used outside it}}
     memref.store %v, %y[%i] : memref<4xf32>

@@ -33,6 +33,10 @@ static cl::opt<EmitKind> emit(
         clEnumValN(EmitKind::LLVMIR, "llvm",
                    "the generated kernels as LLVM IR"),
         clEnumValN(EmitKind::PTX, "ptx", "the CUDA kernels as PTX"),
+        clEnumValN(EmitKind::CUDAEmulation, "cuda-emulation",
+                   "the CUDA kernels compiled for this CPU, one thread at a "
+                   "time, as an object file (tests the GPU path without a "
+                   "GPU)"),
         clEnumValN(EmitKind::LinalgMLIR, "linalg-mlir",
                    "the step functions lowered to linalg (MLIR text)"),
         clEnumValN(EmitKind::TrainMLIR, "train-mlir",

@@ -104,6 +104,11 @@ struct GPUCodegenPipelineOptions
 void buildGPULowerPipeline(mlir::OpPassManager &pm,
                            const GPUCodegenPipelineOptions &options);
 
+/// Functions on memrefs -> the GPU kernels compiled for the CPU, one thread
+/// at a time, with `traincc_emu_<kernel>` entry points (LLVM dialect): the
+/// GPU path checked numerically without a GPU (EmulateGPUKernels.cpp).
+void buildGPUEmulationPipeline(mlir::OpPassManager &pm);
+
 /// Registers every named pipeline with the pass registry.
 void registerPipelines();
 

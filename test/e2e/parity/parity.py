@@ -195,6 +195,10 @@ def main():
                         default="micro")
     parser.add_argument("--tolerance", type=float, default=1e-4)
     parser.add_argument("--workdir")
+    parser.add_argument("--emulated-cuda", metavar="FAKE_LIBCUDA",
+                        help="train with --device cuda on this fake CUDA "
+                             "driver, which runs traincc's CUDA kernels "
+                             "compiled for the CPU (--emit=cuda-emulation)")
     args = parser.parse_args()
 
     torch.manual_seed(0)
@@ -219,14 +223,28 @@ def main():
                    "--bn-stats", args.bn_stats]
     if args.optimizer == "sgd":
         compile_cmd += ["--momentum", str(args.momentum)]
+    device, env = [], None
+    if args.emulated_cuda:
+        compile_cmd += ["--target", "cpu,cuda"]
+        kernels = os.path.join(work, "kernels.o")
+        library = os.path.join(work, "kernels.so")
+        subprocess.run([c for c in compile_cmd if c not in ("-o", trainer)]
+                       + ["--emit=cuda-emulation", "-o", kernels], check=True)
+        subprocess.run(["c++", "-shared", kernels, "-o", library], check=True)
+        device = ["--device", "cuda"]
+        # A compute capability above the cubin's sm_90: the PTX path.
+        env = dict(os.environ, TRAINCC_LIBCUDA=args.emulated_cuda,
+                   TRAINCC_FAKE_CUDA_CC="10.0",
+                   TRAINCC_FAKE_CUDA_EMULATION=library)
+        print("device: cuda, traincc's kernels emulated on the CPU")
     subprocess.run(compile_cmd, check=True)
     log = os.path.join(work, "run.jsonl")
     exported = os.path.join(work, "trained.onnx")
     subprocess.run([trainer, "train", "--train-x", os.path.join(work, "x.npy"),
                     "--train-y", os.path.join(work, "y.npy"), "--no-shuffle",
                     "--max-steps", str(args.steps), "--lr", str(args.lr),
-                    "--log", log, "--export", exported, "--threads", "1"],
-                   check=True, stdout=subprocess.DEVNULL)
+                    "--log", log, "--export", exported, "--threads", "1"]
+                   + device, check=True, stdout=subprocess.DEVNULL, env=env)
     steps = [json.loads(line) for line in open(log)]
     ours = [s["loss"] for s in steps if s["event"] == "step"]
 

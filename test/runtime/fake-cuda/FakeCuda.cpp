@@ -26,6 +26,10 @@
 //   TRAINCC_FAKE_CUDA_DEVICES=0 means no device.
 // * Device: TRAINCC_FAKE_CUDA_CC (default 9.0), TRAINCC_FAKE_CUDA_MEMORY
 //   (bytes, default 80 GiB).
+// * TRAINCC_FAKE_CUDA_EMULATION=LIB.so: kernels not implemented in
+//   FakeKernels.cpp are looked up in LIB as `traincc_emu_<name>`, the
+//   kernels traincc generates compiled for the CPU (`traincc
+//   --emit=cuda-emulation`), and run one thread at a time.
 // * TRAINCC_FAKE_CUDA_STATS=FILE appends counters at exit (module kind,
 //   graph captures and launches, kernels run, resources still alive).
 //
@@ -34,6 +38,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "FakeKernels.h"
+
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -102,11 +108,16 @@ const ErrorText kErrors[] = {
 
 struct Module;
 
+/// A traincc kernel compiled for the CPU: cuLaunchKernel's arguments.
+using EmulatedKernel = void (*)(void **params, const uint32_t *grid,
+                                const uint32_t *block);
+
 struct Function {
   Module *module = nullptr;
   std::string name;
   std::vector<int> paramSizes; // from the module's .entry declaration
   const fakecuda::KernelDef *def = nullptr;
+  EmulatedKernel emulated = nullptr;
   int maxDynamicShared = 48 * 1024;
 };
 
@@ -117,6 +128,8 @@ struct Module {
 struct Launch {
   Function *function = nullptr;
   fakecuda::KernelArgs args;
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
 };
 
 struct Graph {
@@ -163,6 +176,7 @@ struct Fake {
   std::set<Module *> modules;
   std::set<Graph *> graphs, graphExecs;
   int contextsRetained = 0;
+  void *emulation = nullptr; // TRAINCC_FAKE_CUDA_EMULATION
 
   // Counters for TRAINCC_FAKE_CUDA_STATS.
   std::vector<std::string> moduleKinds;
@@ -180,6 +194,14 @@ struct Fake {
       memoryLimit = std::strtoull(s, nullptr, 10);
     if (const char *s = std::getenv("TRAINCC_FAKE_CUDA_FAIL_KERNEL"))
       failKernel = s;
+    if (const char *s = std::getenv("TRAINCC_FAKE_CUDA_EMULATION")) {
+      emulation = dlopen(s, RTLD_NOW | RTLD_LOCAL);
+      if (!emulation) {
+        std::fprintf(stderr, "fake CUDA: cannot load %s: %s\n", s,
+                     dlerror());
+        std::abort();
+      }
+    }
     if (const char *s = std::getenv("TRAINCC_FAKE_CUDA_FAIL")) {
       std::string spec = s;
       size_t start = 0;
@@ -283,6 +305,19 @@ struct Fake {
     const Function &f = *launch.function;
     if (f.name == failKernel)
       return CUDA_ERROR_LAUNCH_FAILED;
+    if (f.emulated) {
+      // traincc's kernels take device pointers only.
+      std::vector<uint64_t> slots = launch.args.slots;
+      std::vector<void *> params;
+      for (uint64_t &slot : slots) {
+        if (!isDevice(uintptr_t(slot), 1))
+          return CUDA_ERROR_ILLEGAL_ADDRESS;
+        params.push_back(&slot);
+      }
+      f.emulated(params.data(), launch.grid, launch.block);
+      ++kernelsRun;
+      return CUDA_SUCCESS;
+    }
     const char *signature = f.def->signature;
     for (size_t i = 0; signature[i]; ++i)
       if (signature[i] == 'p' && !isDevice(uintptr_t(launch.args.slots[i]), 1))
@@ -508,6 +543,9 @@ CUresult cuModuleLoadDataEx(Module **module, const void *image,
     f.name = name;
     f.paramSizes = sizes;
     f.def = fakecuda::findKernel(name.c_str());
+    if (!f.def && F.emulation)
+      f.emulated = reinterpret_cast<EmulatedKernel>(
+          dlsym(F.emulation, ("traincc_emu_" + name).c_str()));
   }
   writeLog(numOptions, options, optionValues, kInfoLog, kInfoLogSize,
            "fake JIT: " + std::to_string(m->functions.size()) + " kernels\n");
@@ -532,9 +570,12 @@ CUresult cuModuleGetFunction(Function **function, Module *module,
   if (!F.modules.count(module))
     return CUDA_ERROR_INVALID_HANDLE;
   auto it = module->functions.find(name);
-  // Declared by the module and implemented here, with as many parameters.
-  if (it == module->functions.end() || !it->second.def ||
-      std::strlen(it->second.def->signature) != it->second.paramSizes.size())
+  // Declared by the module and implemented here (with as many parameters)
+  // or in the emulation library.
+  if (it == module->functions.end() ||
+      (!it->second.emulated &&
+       (!it->second.def || std::strlen(it->second.def->signature) !=
+                               it->second.paramSizes.size())))
     return CUDA_ERROR_NOT_FOUND;
   *function = &it->second;
   return CUDA_SUCCESS;
@@ -709,6 +750,8 @@ CUresult cuLaunchKernel(Function *function, unsigned gridX, unsigned gridY,
     return CUDA_ERROR_INVALID_VALUE;
   Launch launch;
   launch.function = function;
+  launch.grid[0] = gridX, launch.grid[1] = gridY, launch.grid[2] = gridZ;
+  launch.block[0] = blockX, launch.block[1] = blockY, launch.block[2] = blockZ;
   // The arguments are copied now, by the sizes the module declares.
   for (size_t i = 0; i < function->paramSizes.size(); ++i) {
     uint64_t slot = 0;

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Checks a pack of scripts/gpu-prepare.sh: manifest.json lists every file
+with its size and sha256, nothing else is there, the whole stays under the
+device tool's 64 MiB (the working tree travels too: --limit-mib), and each
+packed trainer's `trainer info` has a GPU program. Prints one line per
+trainer for FileCheck."""
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("pack")
+    p.add_argument("--limit-mib", type=float, default=64)
+    args = p.parse_args()
+    manifest = json.load(open(os.path.join(args.pack, "manifest.json")))
+    on_disk = {os.path.relpath(os.path.join(d, n), args.pack)
+               for d, _, names in os.walk(args.pack) for n in names
+               if n not in ("manifest.json", ".gpu-pack")}
+    listed = set(manifest["files"])
+    if on_disk != listed:
+        sys.exit(f"FAIL: not listed {sorted(on_disk - listed)}, "
+                 f"missing {sorted(listed - on_disk)}")
+    total = 0
+    for rel, info in manifest["files"].items():
+        path = os.path.join(args.pack, rel)
+        data = open(path, "rb").read()
+        if len(data) != info["bytes"]:
+            sys.exit(f"FAIL: {rel} has {len(data)} bytes, manifest "
+                     f"{info['bytes']}")
+        if hashlib.sha256(data).hexdigest() != info["sha256"]:
+            sys.exit(f"FAIL: {rel}: sha256 differs from the manifest")
+        total += len(data)
+    total += os.path.getsize(os.path.join(args.pack, "manifest.json"))
+    if total != manifest["total_bytes"] + os.path.getsize(
+            os.path.join(args.pack, "manifest.json")):
+        sys.exit("FAIL: total_bytes is not the sum of the files")
+    if total >= args.limit_mib * 2**20:
+        sys.exit(f"FAIL: the pack is {total / 2**20:.1f} MiB, not under "
+                 f"{args.limit_mib:g} MiB")
+    print(f"pack: {len(listed)} files, under {args.limit_mib:g} MiB, "
+          f"gpu_arch {manifest['gpu_arch']}, cpu {manifest['cpu']}")
+    entries = [(c["name"], c["dir"] + "/trainer", c.get("error"))
+               for c in manifest["parity"]]
+    entries.append(("fashion", manifest["fashion"]["trainer"], None))
+    for name, rel, error in entries:
+        if error:
+            print(f"{name}: {error}")
+            continue
+        info = subprocess.run([os.path.join(args.pack, rel), "info"],
+                              capture_output=True, text=True, check=True)
+        line = [l for l in info.stdout.splitlines()
+                if l.startswith("gpu program:")]
+        print(f"{name}: {line[0] if line else 'no gpu program'}")
+    for rel in ("x.npy", "y.npy", "init.npz", "model.onnx"):
+        for c in manifest["parity"]:
+            if not c.get("error") and c["dir"] + "/" + rel not in listed:
+                sys.exit(f"FAIL: {c['name']} has no {rel}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
