@@ -12,14 +12,21 @@ EXAMPLE=examples/fashion_mnist
 MODEL=$EXAMPLE/cnn.onnx
 OUT_DIR="$BUILD/examples/fashion_mnist"
 BATCH=64
-# `scripts/run-example.sh --epochs 3` trains longer (README: 3-epoch figure).
+# `scripts/run-example.sh [--epochs E] [TRAINER FLAGS...]`: more epochs, and
+# any other `trainer train` flags (README: the 3-epoch figure's recipe).
 EPOCHS=1
-if [ "${1:-}" = "--epochs" ] && [ -n "${2:-}" ]; then
-  EPOCHS="$2"
-elif [ $# -gt 0 ]; then
-  echo "usage: scripts/run-example.sh [--epochs E]" >&2
-  exit 1
-fi
+LR=0.01
+EXTRA=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --epochs) EPOCHS="${2:?--epochs needs a value}"; shift 2 ;;
+    --lr) LR="${2:?--lr needs a value}"; shift 2 ;;
+    -h|--help)
+      echo "usage: scripts/run-example.sh [--epochs E] [--lr F] [trainer train flags...]"
+      exit 0 ;;
+    *) EXTRA+=("$1"); shift ;;
+  esac
+done
 cd "$ROOT"
 mkdir -p "$OUT_DIR"
 # Paths as printed: relative to the repository root when inside it.
@@ -66,9 +73,10 @@ echo "[5/6] traincc $MODEL --batch-size $BATCH --momentum 0.9 -o $(show "$TRAINE
 }
 echo
 LOG="$OUT_DIR/train.jsonl"
-echo "[6/6] $(show "$TRAINER") train --dataset fashion-mnist --epochs $EPOCHS --lr 0.01 --log $(show "$LOG")"
+echo "[6/6] $(show "$TRAINER") train --dataset fashion-mnist --epochs $EPOCHS --lr $LR${EXTRA[*]:+ ${EXTRA[*]}} --log $(show "$LOG")"
 echo "      ($EPOCHS epoch(s) of 937 steps, about 3 minutes each on 2 cores)"
-"$TRAINER" train --dataset fashion-mnist --epochs "$EPOCHS" --lr 0.01 --log "$LOG" || {
+"$TRAINER" train --dataset fashion-mnist --epochs "$EPOCHS" --lr "$LR" \
+  ${EXTRA[@]+"${EXTRA[@]}"} --log "$LOG" || {
   echo "run-example: training failed" >&2
   exit 1
 }
