@@ -22,6 +22,7 @@ Only the standard library and numpy are imported at the top: `prepare`
 stages that use it.
 """
 import argparse
+import gzip
 import hashlib
 import json
 import os
@@ -190,7 +191,11 @@ def tf32_off(torch):
     """Plain float32 in PyTorch's matrix products and convolutions. Where
     the fp32_precision API exists (2.9+) only it is used: mixing it with the
     legacy allow_tf32 flags raises errors in later PyTorch."""
-    if hasattr(torch.backends.cuda.matmul, "fp32_precision"):
+    try:  # 1.13 raises on unknown attributes here, not AttributeError
+        new_api = isinstance(torch.backends.cuda.matmul.fp32_precision, str)
+    except Exception:  # noqa: BLE001
+        new_api = False
+    if new_api:
         torch.backends.fp32_precision = "ieee"
         torch.backends.cuda.matmul.fp32_precision = "ieee"
         torch.backends.cudnn.fp32_precision = "ieee"
@@ -215,7 +220,10 @@ class Report:
                         "environment": {}, "failures": []}
 
     def say(self, text):
-        print(text, flush=True)
+        try:
+            print(text, flush=True)
+        except OSError:  # a closed stdout: the log still has it
+            pass
         self.log.write(text + "\n")
         self.log.flush()
 
@@ -276,6 +284,22 @@ def first_line(text, pattern=None):
     return ""
 
 
+def trainer_path(report, pack, rel):
+    """A runnable copy of the pack's trainer `rel` (gzipped in the pack to
+    fit the device tool's carry: unpacked once into the scratch folder)."""
+    if not rel.endswith(".gz"):
+        return os.path.join(pack, rel)
+    dest = os.path.join(report.scratch, "bin", rel[:-len(".gz")])
+    if not os.path.exists(dest):
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with gzip.open(os.path.join(pack, rel)) as src, \
+                open(dest + ".part", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        os.chmod(dest + ".part", 0o755)
+        os.rename(dest + ".part", dest)
+    return dest
+
+
 # --- Parity -----------------------------------------------------------------
 
 def train_parity(report, cfg, pdir, device, steps, deadline, tag, reader):
@@ -285,7 +309,7 @@ def train_parity(report, cfg, pdir, device, steps, deadline, tag, reader):
     os.makedirs(work, exist_ok=True)
     log, exported = os.path.join(work, "run.jsonl"), os.path.join(
         work, "trained.onnx")
-    cmd = [os.path.join(pdir, "trainer"), "train",
+    cmd = [trainer_path(report, report.pack, cfg["trainer"]), "train",
            "--train-x", os.path.join(pdir, "x.npy"),
            "--train-y", os.path.join(pdir, "y.npy"), "--no-shuffle",
            "--max-steps", str(steps), "--lr", str(cfg["lr"]),
@@ -370,8 +394,8 @@ def check_parity(report, pack, cfg, args, deadline):
     try:
         if deadline.left() < 10:
             raise RuntimeError("skipped: the time budget is spent")
-        (ref32, state32), (ref64, state64) = torch_parity(cfg, pdir,
-                                                          args.device, steps)
+        (ref32, state32), (ref64, state64) = torch_parity(
+            cfg, pdir, args.torch_device, steps)
     except Exception as e:  # noqa: BLE001
         row["error"] = f"PyTorch reference: {e}"
         report.fail(f"parity {name}", row["error"])
@@ -434,7 +458,13 @@ def check_fashion(report, pack, manifest, args, deadline):
         report.fail("fashion-mnist", res["error"])
         return
     log = os.path.join(report.out, "fashion-train.jsonl")
-    cmd = [os.path.join(pack, fm["trainer"]), "train", "--dataset",
+    try:
+        trainer = trainer_path(report, pack, fm["trainer"])
+    except (OSError, EOFError) as e:
+        res["error"] = f"cannot unpack {fm['trainer']}: {e}"
+        report.fail("fashion-mnist", res["error"])
+        return
+    cmd = [trainer, "train", "--dataset",
            "fashion-mnist:" + os.path.join(pack, fm["dataset"]),
            "--epochs", "1", "--lr", str(fm["lr"]), "--log", log,
            "--device", args.device]
@@ -493,7 +523,7 @@ def time_trainer(report, pack, manifest, args, deadline):
     """Per-step time: the slope between runs of `short` and `short + L`
     steps (start-up, graph capture and warm-up cancel); the median of
     --timing-repeats such pairs."""
-    trainer = os.path.join(pack, manifest["fashion"]["trainer"])
+    trainer = trainer_path(report, pack, manifest["fashion"]["trainer"])
     short = args.timing_short
     # Fixed L, or L chosen from a first run so that the long run lasts
     # about --timing-target seconds (the printed time has 2 decimals).
@@ -600,7 +630,7 @@ def torch_timing_main(argv):
 
 def time_torch(report, args, mode, deadline):
     cmd = [sys.executable, os.path.abspath(__file__), "torch-timing",
-           "--device", args.device, "--mode", mode,
+           "--device", args.torch_device, "--mode", mode,
            "--warmup", str(args.torch_warmup), "--steps", str(args.torch_steps)]
     most = args.compile_timeout if mode == "compile" else 120
     rc, out, err = run_logged(report, cmd, deadline.timeout(most))
@@ -643,8 +673,6 @@ def verify_pack(report, pack, manifest):
                        f"{info['bytes']}")
         elif sha256(path) != info["sha256"]:
             bad.append(f"{rel} has another sha256")
-        elif info.get("executable") and not os.access(path, os.X_OK):
-            os.chmod(path, 0o755)
     for b in bad:
         report.fail("pack", b)
     return not bad
@@ -677,7 +705,12 @@ def environment(report, args):
 def cuda_unusable(report, pack, manifest):
     """None when the packed trainers see a usable CUDA device (`trainer
     info`'s device line), else why not; the CUDA stages are then skipped."""
-    cmd = [os.path.join(pack, manifest["fashion"]["trainer"]), "info"]
+    try:
+        cmd = [trainer_path(report, pack, manifest["fashion"]["trainer"]),
+               "info"]
+    except (OSError, EOFError) as e:
+        report.fail("cuda", f"cannot unpack the example's trainer: {e}")
+        return "skipped: the example's trainer does not unpack"
     rc, out, err = run_logged(report, cmd, 60)
     device = first_line(out, r"^device:")
     report.results["environment"]["trainer_device"] = device or err.strip()
@@ -702,7 +735,7 @@ def table(report, args, manifest):
     if args.device == "cuda" and "trainer_device" in env:
         lines.append(f"trainer {env['trainer_device']}")
     lines.append("parity: max rel. error of the trainer vs PyTorch fp32 "
-                 f"(TF32 off) on {args.device}; limit {args.tolerance:g}, or "
+                 f"(TF32 off) on {args.torch_device}; limit {args.tolerance:g}, or "
                  "vs fp64 within max(limit, 4x PyTorch fp32's)")
     lines.append(f"  {'config':18} {'steps':>5} {'loss':>8} {'weights':>8} "
                  f"{'BN':>8} {'vs fp64':>8} {'cuda=cpu':>8}  result")
@@ -772,12 +805,17 @@ def check_main(argv):
     p.add_argument("--compile-timeout", type=float, default=150)
     p.add_argument("--budget", type=float, default=285,
                    help="seconds for the whole check (default 285)")
+    p.add_argument("--torch-device", choices=["cuda", "cpu"],
+                   help="where PyTorch runs (default: --device; cpu with "
+                        "--device cuda tests the check on an emulated GPU)")
     args = p.parse_args(argv)
+    args.torch_device = args.torch_device or args.device
 
     deadline = Deadline(args.budget)
     report = Report(os.path.abspath(args.out))
     report.scratch = tempfile.mkdtemp(prefix="gpu-check-")
     pack = os.path.abspath(args.pack)
+    report.pack = pack
     lines = []
     try:
         with open(os.path.join(pack, "manifest.json")) as f:

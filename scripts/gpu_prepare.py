@@ -6,8 +6,8 @@ Writes into OUT_DIR:
                  test/e2e/parity/parity.py), init.npz (its initializers, so
                  that PyTorch starts from the trainer's weights without
                  onnx), x.npy/y.npy (parity.py's data for 10 steps) and
-                 trainer (traincc --target cpu,cuda);
-  fashion/trainer  the example CNN (batch 64, SGD momentum 0.9);
+                 trainer.gz (traincc --target cpu,cuda, gzipped);
+  fashion/trainer.gz  the example CNN (batch 64, SGD momentum 0.9);
   fashion-mnist/ the dataset's four IDX files, gzipped as Debian ships them;
   manifest.json  the configurations, traincc flags and every file's size
                  and sha256.
@@ -16,6 +16,7 @@ Run with /usr/bin/python3 (Debian's torch and onnx); scripts/gpu-prepare.sh
 builds traincc first.
 """
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -63,6 +64,16 @@ def gpu_program(trainer):
                  "ptxas installed?)")
 
 
+def gzip_trainer(path):
+    """Replaces the trainer by trainer.gz (a third of its size: the device
+    tool carries 64 MiB, working tree included); gpu-check unpacks it."""
+    with open(path, "rb") as src, gzip.GzipFile(path + ".gz", "wb", 9,
+                                                 mtime=0) as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(path)
+    return path + ".gz"
+
+
 def pack_parity(cfg, out, target_flags, traincc):
     import onnx
     import onnx.numpy_helper
@@ -101,6 +112,8 @@ def pack_parity(cfg, out, target_flags, traincc):
     cfg["traincc_args"] = ["model.onnx", "-o", "trainer"] + cmd[4:]
     run(cmd)
     cfg["gpu_program"] = gpu_program(os.path.join(d, "trainer"))
+    gzip_trainer(os.path.join(d, "trainer"))
+    cfg["trainer"] = cfg["dir"] + "/trainer.gz"
 
 
 def main():
@@ -155,7 +168,7 @@ def main():
         run(cmd)
     except Failed as e:
         raise SystemExit(f"gpu-prepare: the example CNN: {e}")
-    fashion = {"trainer": "fashion/trainer", "batch": gpu_check.FASHION_BATCH,
+    fashion = {"trainer": "fashion/trainer.gz", "batch": gpu_check.FASHION_BATCH,
                "lr": gpu_check.FASHION_LR,
                "momentum": gpu_check.FASHION_MOMENTUM,
                "traincc_args": ["examples/fashion_mnist/cnn.onnx", "-o",
@@ -166,6 +179,7 @@ def main():
                                                           "trainer"))
     except Failed as e:
         raise SystemExit(f"gpu-prepare: the example CNN: {e}")
+    gzip_trainer(os.path.join(out, "fashion", "trainer"))
     print(f"gpu-prepare: fashion CNN: {fashion['gpu_program']}")
     missing = [f for f in DATASET_FILES
                if not os.path.isfile(os.path.join(args.dataset_dir, f))]
@@ -187,8 +201,7 @@ def main():
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, out)
             files[rel] = {"bytes": os.path.getsize(path),
-                          "sha256": gpu_check.sha256(path),
-                          "executable": os.access(path, os.X_OK)}
+                          "sha256": gpu_check.sha256(path)}
     total = sum(f["bytes"] for f in files.values())
     manifest = {"format": 1, "traincc": args.traincc,
                 "gpu_arch": args.gpu_arch, "cpu": args.cpu,

@@ -156,6 +156,7 @@ void traincc::buildCPULowerToLLVMPipeline(
 /// Bufferized step functions -> launches of kernels in @traincc_kernels.
 static void buildGPUKernelPipeline(OpPassManager &pm) {
   using namespace traincc;
+  pm.addPass(createSplitGPUReductionsPass());
   pm.addPass(createPrepareGPUStepsPass());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createMapToGPUPass());

@@ -286,4 +286,34 @@ def EmulationEntryPointsPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def SplitGPUReductionsPass
+    : Pass<"traincc-split-gpu-reductions", "mlir::ModuleOp"> {
+  let summary = "Splits sums with few outputs into a partial and a final "
+                "sum, so that GPU threads share the work";
+  let description = [{
+    Runs on bufferized step functions before `traincc-prepare-gpu-steps`.
+    MapToGPU gives each output element one thread; a sum with few outputs
+    over many inputs (BatchNorm statistics: one per channel over N*H*W
+    values) would leave the GPU almost idle. A `linalg.generic` with one
+    output, an `out + f(inputs)` body, fewer than `max-outputs` output
+    elements and at least `min-reduction` terms per output is split on its
+    outermost reduction loop R:
+
+      partial[R, outs...] = sum over the other reduction loops  (a new
+                            temporary, zero-filled; R is parallel there)
+      out[outs...]       += sum over R of partial[R, outs...]
+
+    Both are ordinary linalg ops, so the first runs with R times more
+    threads. Summation order changes as in any parallel reduction.
+  }];
+  let options = [
+    Option<"maxOutputs", "max-outputs", "int64_t", /*default=*/"4096",
+           "Split only sums with fewer output elements than this">,
+    Option<"minReduction", "min-reduction", "int64_t", /*default=*/"256",
+           "Split only sums of at least this many terms per output">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // TRAINCC_CODEGEN_PASSES_TD

@@ -5,11 +5,14 @@ device tool's 64 MiB (the working tree travels too: --limit-mib), and each
 packed trainer's `trainer info` has a GPU program. Prints one line per
 trainer for FileCheck."""
 import argparse
+import gzip
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 
 def main():
@@ -44,18 +47,26 @@ def main():
                  f"{args.limit_mib:g} MiB")
     print(f"pack: {len(listed)} files, under {args.limit_mib:g} MiB, "
           f"gpu_arch {manifest['gpu_arch']}, cpu {manifest['cpu']}")
-    entries = [(c["name"], c["dir"] + "/trainer", c.get("error"))
+    entries = [(c["name"], c.get("trainer"), c.get("error"))
                for c in manifest["parity"]]
     entries.append(("fashion", manifest["fashion"]["trainer"], None))
+    tmp = tempfile.mkdtemp(prefix="check-pack-")
     for name, rel, error in entries:
         if error:
             print(f"{name}: {error}")
             continue
-        info = subprocess.run([os.path.join(args.pack, rel), "info"],
-                              capture_output=True, text=True, check=True)
+        if rel not in listed:
+            sys.exit(f"FAIL: {name}'s trainer {rel} is not in the pack")
+        trainer = os.path.join(tmp, name)
+        with open(trainer, "wb") as f:
+            f.write(gzip.open(os.path.join(args.pack, rel)).read())
+        os.chmod(trainer, 0o755)
+        info = subprocess.run([trainer, "info"], capture_output=True,
+                              text=True, check=True)
         line = [l for l in info.stdout.splitlines()
                 if l.startswith("gpu program:")]
         print(f"{name}: {line[0] if line else 'no gpu program'}")
+    shutil.rmtree(tmp)
     for rel in ("x.npy", "y.npy", "init.npz", "model.onnx"):
         for c in manifest["parity"]:
             if not c.get("error") and c["dir"] + "/" + rel not in listed:
