@@ -41,9 +41,9 @@ func.func @channel_sums(%in: memref<8x4x16x16xf32>, %out: memref<4xf32>) {
 // CHECK-NOT: linalg.generic
 #id = affine_map<(i, j) -> (i, j)>
 #row = affine_map<(i, j) -> (i)>
-func.func @unchanged(%a: memref<8192x64xf32>, %rows: memref<8192xf32>, %b: memref<4x1024xf32>, %m: memref<4xf32>, %c: memref<4x32x32xf32>) {
+func.func @unchanged(%a: memref<65536x512xf32>, %rows: memref<65536xf32>, %b: memref<4x1024xf32>, %m: memref<4xf32>, %c: memref<4x32x32xf32>) {
   linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%a : memref<8192x64xf32>) outs(%rows : memref<8192xf32>) {
+      ins(%a : memref<65536x512xf32>) outs(%rows : memref<65536xf32>) {
   ^bb0(%v: f32, %acc: f32):
     %s = arith.addf %acc, %v : f32
     linalg.yield %s : f32

@@ -294,6 +294,7 @@ def SplitGPUReductionsPass
     Runs on bufferized step functions before `traincc-prepare-gpu-steps`.
     MapToGPU gives each output element one thread; a sum with few outputs
     over many inputs (BatchNorm statistics: one per channel over N*H*W
+    values; a convolution's filter gradient: one per weight over N*H*W
     values) would leave the GPU almost idle. A `linalg.generic` with one
     output, an `out + f(inputs)` body, fewer than `max-outputs` output
     elements and at least `min-reduction` terms per output is split on its
@@ -307,7 +308,7 @@ def SplitGPUReductionsPass
     threads. Summation order changes as in any parallel reduction.
   }];
   let options = [
-    Option<"maxOutputs", "max-outputs", "int64_t", /*default=*/"4096",
+    Option<"maxOutputs", "max-outputs", "int64_t", /*default=*/"65536",
            "Split only sums with fewer output elements than this">,
     Option<"minReduction", "min-reduction", "int64_t", /*default=*/"256",
            "Split only sums of at least this many terms per output">,
