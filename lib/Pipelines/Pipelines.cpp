@@ -38,6 +38,7 @@
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -159,6 +160,9 @@ static void buildGPUKernelPipeline(OpPassManager &pm) {
   pm.addPass(createSplitGPUReductionsPass());
   pm.addPass(createPrepareGPUStepsPass());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
+  // Adjacent loop nests over the same iterations whose second reads what the
+  // first wrote at the same place (elementwise chains) become one kernel.
+  pm.addNestedPass<func::FuncOp>(createParallelLoopFusionPass());
   pm.addPass(createMapToGPUPass());
   // Outlining right away: CSE would hoist the constants MapToGPU cloned
   // into each kernel back out, making them kernel arguments.
