@@ -28,7 +28,6 @@ using namespace traincc;
 
 namespace {
 
-constexpr llvm::StringLiteral kParallelBodyAttr = "traincc.parallel_body";
 constexpr llvm::StringLiteral kParallelFor = "traincc_parallel_for";
 
 /// `void @<body>_thunk(ptr context, i64 begin, i64 end)`.
@@ -69,7 +68,7 @@ struct LowerParallelCallsPass
       if (!callee)
         return;
       auto body = module.lookupSymbol<LLVM::LLVMFuncOp>(*callee);
-      if (body && body->hasAttr(kParallelBodyAttr))
+      if (body && body->hasAttr(kParallelBodyAttrName))
         calls.push_back(call);
     });
     if (calls.empty())

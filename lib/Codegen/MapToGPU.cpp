@@ -10,6 +10,7 @@
 #include "traincc/Codegen/Passes.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -26,15 +27,16 @@ using namespace traincc;
 
 namespace {
 
+/// The buffer behind a chain of views.
+Value rootBuffer(Value value) {
+  if (auto memref = dyn_cast<TypedValue<MemRefType>>(value))
+    return memref::skipViewLikeOps(memref);
+  return value;
+}
+
 /// The function argument a view chain starts from, if any.
 BlockArgument rootArgument(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      return nullptr;
-    value = view.getViewSource();
-  }
-  return dyn_cast<BlockArgument>(value);
+  return dyn_cast<BlockArgument>(rootBuffer(value));
 }
 
 /// Whether a kernel may recompute `op` itself instead of taking its result
@@ -54,17 +56,6 @@ bool isSinkable(Operation *op) {
   }
   return isPure(op) && op->getNumRegions() == 0 &&
          isa<arith::ArithDialect, math::MathDialect>(op->getDialect());
-}
-
-/// The buffer behind a chain of views.
-Value rootBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    value = view.getViewSource();
-  }
-  return value;
 }
 
 /// Whether a top-level load may be repeated inside the kernels that use

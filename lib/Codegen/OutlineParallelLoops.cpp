@@ -38,8 +38,6 @@ using namespace traincc;
 
 namespace {
 
-/// The attribute that marks outlined bodies for traincc-lower-parallel-calls.
-constexpr llvm::StringLiteral kParallelBodyAttr = "traincc.parallel_body";
 
 /// The loop to split across threads: the outermost parallel loop with more
 /// than one iteration that indexes every output directly, so that slices of
@@ -83,7 +81,7 @@ struct OutlineParallelLoopsPass
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
-      if (func.isExternal() || func->hasAttr(kParallelBodyAttr))
+      if (func.isExternal() || func->hasAttr(kParallelBodyAttrName))
         continue;
       unsigned counter = 0;
       SmallVector<linalg::LinalgOp> ops;
@@ -144,7 +142,7 @@ struct OutlineParallelLoopsPass
     auto body = func::FuncOp::create(moduleBuilder, loc, name,
                                      builder.getFunctionType(argTypes, {}));
     body.setPrivate();
-    body->setAttr(kParallelBodyAttr, UnitAttr::get(ctx));
+    body->setAttr(kParallelBodyAttrName, UnitAttr::get(ctx));
     DenseMap<Value, int> rootUses;
     for (Value value : captured)
       ++rootUses[rootOf(value)];

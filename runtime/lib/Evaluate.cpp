@@ -83,18 +83,13 @@ Expected<FloatTensor> predictAll(const ModelInfo &model, StepBackend &backend,
   result.data.resize(size_t(data.size() * rowElements));
   MicroBatch batch = data.makeBatch(model.microBatch);
   std::vector<float> outputs(size_t(model.microBatch * rowElements));
-  // The ABI lets predict pass no target and no losses, but generated
-  // eval_steps (ABI 3) read and write them regardless: hand them zero
-  // targets (label 0, or 0.0) and a losses buffer to write, both ignored.
-  int64_t targetRow = std::max<int64_t>(1, model.targetSampleElements);
-  std::vector<int64_t> dummyTargets(size_t(model.microBatch * targetRow), 0);
-  std::vector<float> dummyLosses(size_t(model.microBatch), 0.f);
-  const void *target = model.hasTarget() ? dummyTargets.data() : nullptr;
+  // No targets, no losses (ModelABI.h allows null; the generated eval_step
+  // and the CUDA backend substitute their own).
   for (int64_t b = 0, e = evalBatchCount(data, batch.rows); b < e; ++b) {
     if (Error err = fillEvalBatch(data, b, batch))
       return err;
-    if (Error err = backend.evalStep(batch.inputs.data(), target,
-                                     outputs.data(), dummyLosses.data()))
+    if (Error err = backend.evalStep(batch.inputs.data(), nullptr,
+                                     outputs.data(), nullptr))
       return err;
     std::memcpy(result.data.data() + b * batch.rows * rowElements,
                 outputs.data(),

@@ -16,6 +16,10 @@
 
 namespace traincc {
 
+/// Marks the functions traincc-outline-parallel-loops outlines, for
+/// traincc-lower-parallel-calls.
+constexpr llvm::StringLiteral kParallelBodyAttrName = "traincc.parallel_body";
+
 #define GEN_PASS_DECL
 #include "traincc/Codegen/Passes.h.inc"
 
