@@ -114,3 +114,39 @@ func.func @overwritten(%x: memref<4xf32>, %y: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// Tests that loop nests without static bounds, and parallel loops that
+// carry a reduction, are refused rather than mapped wrongly.
+func.func @dynamic_bounds(%x: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{a GPU kernel needs static loop bounds}}
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %x[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+func.func @carried_reduction(%x: memref<4xf32>, %out: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{parallel loops with reductions are not mapped to GPU threads yet}}
+  %sum = scf.parallel (%i) = (%c0) to (%c4) step (%c1) init (%zero) -> f32 {
+    %v = memref.load %x[%i] : memref<4xf32>
+    scf.reduce(%v : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  memref.store %sum, %out[] : memref<f32>
+  return
+}
