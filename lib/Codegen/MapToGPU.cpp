@@ -1,9 +1,10 @@
 //===- MapToGPU.cpp - loop nests of GPU steps as gpu.launch kernels -------===//
 //
-// The first GPU mapping: one thread per iteration of a loop nest's parallel
-// loops, their reduction loops serial inside the thread. Simple and always
-// correct; tiled kernels (shared-memory GEMM for convolutions, tree
-// reductions) replace it op by op.
+// The general GPU mapping: one thread per iteration of a loop nest's
+// parallel loops, their reduction loops serial inside the thread. Simple and
+// always correct; contractions and long reductions were already mapped to
+// tiled kernels (TileGPUContractions, MapGPUReductions), whose launches only
+// get their values sunk here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,6 +115,11 @@ struct MapToGPUPass : public traincc::impl::MapToGPUPassBase<MapToGPUPass> {
         return signalPassFailure();
       SmallVector<gpu::LaunchOp> launches;
       for (Operation *nest : nests) {
+        // Kernels the tiling passes built need only their values sunk.
+        if (auto mapped = dyn_cast<gpu::LaunchOp>(nest)) {
+          launches.push_back(mapped);
+          continue;
+        }
         FailureOr<gpu::LaunchOp> launch = mapNest(nest);
         if (failed(launch))
           return signalPassFailure();
@@ -157,7 +163,7 @@ struct MapToGPUPass : public traincc::impl::MapToGPUPassBase<MapToGPUPass> {
         if (isRepeatableLoad(load, func.getBody().front()))
           repeatableLoads.insert(load);
     for (Operation &op : func.getBody().getOps()) {
-      if (isa<scf::ParallelOp, scf::ForOp, func::ReturnOp>(op)) {
+      if (isa<scf::ParallelOp, scf::ForOp, gpu::LaunchOp, func::ReturnOp>(op)) {
         if (failed(closeRun()))
           return failure();
         if (!isa<func::ReturnOp>(op))

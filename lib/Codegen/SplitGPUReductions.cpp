@@ -26,6 +26,32 @@ bool isSumIntoOutput(linalg::GenericOp op) {
   return add.getLhs() == out || add.getRhs() == out;
 }
 
+/// Whether `op` reuses input elements across outputs: some input read along
+/// a reduction loop does not vary along some parallel loop (a matmul's A
+/// along N, a convolution's input along output channels). Such contractions
+/// get tiled kernels of their own (traincc-tile-gpu-contractions); a plain
+/// sum reads each element for one output only.
+bool isContraction(linalg::GenericOp op) {
+  SmallVector<unsigned> parallel, reduction;
+  op.getParallelDims(parallel);
+  op.getReductionDims(reduction);
+  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    bool readsTerms = llvm::any_of(
+        reduction, [&](unsigned dim) { return map.isFunctionOfDim(dim); });
+    bool missesOutputs = llvm::any_of(
+        parallel, [&](unsigned dim) { return !map.isFunctionOfDim(dim); });
+    return readsTerms && missesOutputs;
+  });
+}
+
+/// Outputs of the largest tile of traincc-tile-gpu-contractions.
+constexpr int64_t kTileOutputs = 64 * 64;
+/// Fewer tiles than this leave an H200 (132 SMs) mostly idle.
+constexpr int64_t kFewTiles = 2 * 132;
+/// The most bytes of partial sums a split contraction may add.
+constexpr int64_t kMaxPartialBytes = int64_t(64) << 20;
+
 struct SplitGPUReductionsPass
     : public traincc::impl::SplitGPUReductionsPassBase<SplitGPUReductionsPass> {
   using SplitGPUReductionsPassBase::SplitGPUReductionsPassBase;
@@ -39,6 +65,19 @@ struct SplitGPUReductionsPass
     });
     for (linalg::GenericOp op : candidates)
       split(op);
+  }
+
+  /// Whether a contraction is worth splitting along its outermost
+  /// reduction loop (split-K): its tiled kernel would have too few tiles
+  /// for the GPU and long serial loops in each (a convolution's filter
+  /// gradient: few weights, N*H*W terms each). Split per sample, the
+  /// partial sums are a batch of GEMMs, one grid layer each.
+  bool worthSplitK(int64_t outputs, int64_t terms, int64_t parts,
+                   Type element) {
+    int64_t partialBytes =
+        parts * outputs * llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+    return llvm::divideCeil(outputs, kTileOutputs) < kFewTiles &&
+           terms >= minReduction && partialBytes <= kMaxPartialBytes;
   }
 
   void split(linalg::GenericOp op) {
@@ -61,15 +100,27 @@ struct SplitGPUReductionsPass
       if (!splitDim && range > 1)
         splitDim = dim;
     }
-    if (!splitDim || outputs >= maxOutputs || terms < minReduction ||
-        terms == ranges[*splitDim])
+    if (!splitDim || terms == ranges[*splitDim])
       return;
+    int64_t parts = ranges[*splitDim];
+    Type element = cast<MemRefType>(init->get().getType()).getElementType();
+    if (isContraction(op)) {
+      if (!worthSplitK(outputs, terms, parts, element))
+        return;
+    } else {
+      if (outputs >= maxOutputs || terms < minReduction)
+        return;
+      // Whole, the sum gets a block per output. Split, its partials get a
+      // block each if they are long enough, else a thread each: worth it
+      // only if that is more threads.
+      if (terms / parts < blockSize && parts < 2 * blockSize)
+        return;
+    }
 
     MLIRContext *ctx = op.getContext();
     Location loc = op.getLoc();
     IRRewriter rewriter(op);
     auto outType = cast<MemRefType>(init->get().getType());
-    Type element = outType.getElementType();
     SmallVector<int64_t> partialShape = {ranges[*splitDim]};
     llvm::append_range(partialShape, outType.getShape());
     Value partial = memref::AllocOp::create(

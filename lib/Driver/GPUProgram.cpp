@@ -172,6 +172,16 @@ FailureOr<std::string> traincc::assemblePTX(StringRef ptx, StringRef arch,
 FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
                                                const TrainerDescription &d,
                                                const CompileOptions &options) {
+  // The kernels call CUDA's math library (exp, log, sqrt); without it
+  // ptxas would only report unresolved `__nv_*` functions.
+  SmallString<128> libdevice(options.cudaToolkit);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+  if (!llvm::sys::fs::exists(libdevice))
+    return stepModule.emitError("the CUDA toolkit at '")
+           << options.cudaToolkit
+           << "' has no nvvm/libdevice/libdevice.10.bc (CUDA's math "
+              "library, which the kernels call); pass "
+              "--cuda-path with a complete toolkit, or --target cpu";
   OwningOpRef<ModuleOp> module = stepModule.clone();
   PassManager pm(module->getContext());
   GPUCodegenPipelineOptions gpuOptions;

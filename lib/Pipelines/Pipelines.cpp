@@ -159,6 +159,10 @@ static void buildGPUKernelPipeline(OpPassManager &pm) {
   using namespace traincc;
   pm.addPass(createSplitGPUReductionsPass());
   pm.addPass(createPrepareGPUStepsPass());
+  // Convolutions, matmuls and long sums get tiled kernels of their own;
+  // every other op becomes one thread per output below.
+  pm.addPass(createTileGPUContractionsPass());
+  pm.addPass(createMapGPUReductionsPass());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   // Adjacent loop nests over the same iterations whose second reads what the
   // first wrote at the same place (elementwise chains) become one kernel.

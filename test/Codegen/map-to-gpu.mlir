@@ -150,3 +150,34 @@ func.func @carried_reduction(%x: memref<4xf32>, %out: memref<f32>) {
   memref.store %sum, %out[] : memref<f32>
   return
 }
+
+// -----
+
+// Tests that a launch already in the function (a tiled kernel) is kept as
+// it is, with the constants and views it uses from the function cloned in.
+// CHECK-LABEL: func.func @tiled
+// CHECK-SAME: (%[[WS:.*]]: memref<1024xi8>)
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%[[SHARED:.*]] : memref<64xf32, #gpu.address_space<workgroup>>)
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[V:.*]] = memref.view %[[WS]][%[[ZERO]]][] : memref<1024xi8> to memref<64xf32>
+// CHECK: %[[X:.*]] = memref.load %[[V]]
+// CHECK: memref.store %[[X]], %[[SHARED]]
+// CHECK: gpu.barrier
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @tiled(%ws: memref<1024xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %v = memref.view %ws[%c0][] : memref<1024xi8> to memref<64xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1)
+             workgroup(%shared : memref<64xf32, #gpu.address_space<workgroup>>) {
+    %x = memref.load %v[%tx] : memref<64xf32>
+    memref.store %x, %shared[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+    gpu.barrier
+    gpu.terminator
+  }
+  return
+}

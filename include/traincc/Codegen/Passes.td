@@ -214,6 +214,90 @@ def PrepareGPUStepsPass : Pass<"traincc-prepare-gpu-steps", "mlir::ModuleOp"> {
   ];
 }
 
+def TileGPUContractionsPass
+    : Pass<"traincc-tile-gpu-contractions", "mlir::ModuleOp"> {
+  let summary = "Maps convolutions and matmuls of GPU steps to kernels tiled "
+                "through shared memory";
+  let description = [{
+    Runs after `traincc-prepare-gpu-steps`, on linalg ops on buffers. A
+    contraction (two inputs, one output, at least one reduction loop; every
+    convolution and its two gradients, every matmul) is an implicit GEMM:
+    its parallel loops that only the first input uses form M, those only the
+    second uses form N, those both use are batches, its reduction loops form
+    K. It becomes one `gpu.launch`: a block computes a `tile-m` x `tile-n`
+    tile of the output for one batch, 256 threads each holding a small tile
+    of accumulators in registers; each step of the K loop stages a
+    `tile-m` x `tile-k` slice of the first input and a `tile-k` x `tile-n`
+    slice of the second in shared memory (zero outside the iteration space,
+    coalesced along whichever of M/N or K is contiguous in memory), and the
+    threads apply the op's own scalar body to them. Every output accumulates
+    its terms in the loop order of the op, so the result equals the
+    one-thread-per-output kernel's bit for bit. Ops with too little work
+    (`min-work` multiply-adds) are left to `traincc-map-to-gpu`.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"4096",
+           "Smallest M*N*K (times batches) worth a tiled kernel">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def MapGPUReductionsPass
+    : Pass<"traincc-map-gpu-reductions", "mlir::ModuleOp"> {
+  let summary = "Maps long reductions with few outputs of GPU steps to "
+                "block-wide tree reductions";
+  let description = [{
+    Runs after `traincc-tile-gpu-contractions`, on the top-level linalg ops
+    on buffers of public functions (GPU steps). One thread per output, as
+    `traincc-map-to-gpu` maps ops, leaves the GPU idle on a long reduction
+    with few outputs (BatchNorm statistics and their gradients, bias
+    gradients, row maxima). A `linalg.generic` with static shapes, one
+    output read through a projected permutation, a body
+    `yield combine(out, f(ins))` where `combine` is `arith.addf`,
+    `maximumf`, `maxnumf`, `minimumf` or `minnumf` and `out` has no other
+    use, at most `max-outputs` outputs and at least `min-reduction` terms
+    per output becomes one `gpu.launch` with a block per output:
+
+      acc = identity of combine            (0, -inf or +inf)
+      for t = tid; t < terms; t += threads: acc = body(ins at term t, acc)
+      shared[tid] = acc; gpu.barrier
+      for s = threads/2 .. 2:  if tid < s: shared[tid] = combine(shared[tid],
+                                                   shared[tid + s])
+                               gpu.barrier
+      if tid == 0: out = combine(out, combine(shared[0], shared[1]))
+
+    with `block-size` threads (fewer when there are fewer terms) and a
+    workgroup buffer of one element per thread. Consecutive threads read
+    consecutive terms (the last term loop fastest); inputs that do not vary
+    along the terms are read once. The order of combination is fixed, so
+    results are deterministic; for sums it differs from the serial order as
+    in any parallel reduction. Bodies that read `linalg.index` are left to
+    `traincc-map-to-gpu`.
+  }];
+  let options = [
+    Option<"minReduction", "min-reduction", "int64_t", /*default=*/"256",
+           "Map only reductions of at least this many terms per output">,
+    Option<"maxOutputs", "max-outputs", "int64_t", /*default=*/"65536",
+           "Map only reductions with at most this many outputs (more fill "
+           "the GPU with one thread each)">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (a power of two from 2 to 1024)">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def MapToGPUPass : Pass<"traincc-map-to-gpu", "mlir::ModuleOp"> {
   let summary = "Turns the loop nests of GPU step functions into gpu.launch "
                 "kernels";
@@ -223,7 +307,8 @@ def MapToGPUPass : Pass<"traincc-map-to-gpu", "mlir::ModuleOp"> {
     to one dimension and becomes a `gpu.launch` of `block-size` threads per
     block, one thread per iteration (reduction loops stay serial inside the
     thread); a top-level `scf.for` (a loop nest without parallel loops)
-    becomes a launch of a single thread. The values a kernel uses from the
+    becomes a launch of a single thread. A `gpu.launch` already there (a
+    tiled kernel) is kept as it is. The values a kernel uses from the
     function (constants, views, parameter loads, scalar arithmetic) are
     cloned into it, so kernels take only the function's buffer arguments and
     every launch argument is a (buffer, offset) pair of the launch plan.
@@ -263,10 +348,14 @@ def GPUKernelsToCPUPass : Pass<"traincc-gpu-kernels-to-cpu", "mlir::ModuleOp"> {
     `@traincc_kernels`, each as a `func.func` with the kernel's arguments
     followed by twelve `index` arguments: block id, thread id, grid size and
     block size (x, y, z), which stand for the `gpu` id and dimension ops.
-    Kernels that synchronise threads (barriers, shuffles, shared memory)
-    cannot be emulated one thread at a time and are refused. After lowering
-    to LLVM, `traincc-emulation-entry-points` adds the loop over all threads
-    of a launch.
+    A kernel with workgroup (shared) buffers or `gpu.barrier` is marked
+    `traincc.cooperative_kernel` (the byte size of each workgroup buffer):
+    its workgroup buffers become arguments (plain memrefs of static shape)
+    between its own arguments and the indices, its private buffers
+    `memref.alloca`, and each barrier a call of `@traincc_emu.barrier`.
+    Other `gpu` ops (shuffles, ...) are refused. After lowering to LLVM,
+    `traincc-emulation-entry-points` adds the loop over all threads of a
+    launch.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
@@ -281,37 +370,59 @@ def EmulationEntryPointsPass
     const uint32_t block[3])`, which runs `@k` for every block and thread of
     the launch in order, each kernel argument read from `params` as
     cuLaunchKernel reads it. The fake CUDA driver of the runtime tests calls
-    these in place of PTX.
+    these in place of PTX. A cooperative kernel's threads must wait for each
+    other at barriers: its entry point gives each block one shared area
+    (0xff-filled) and calls the exported function pointer
+    `int32_t (*traincc_emu_run_block_hook)(void (*thread)(void *, uint64_t),
+    void *context, uint64_t threads)`, which runs the block's threads as
+    fibers; `@traincc_emu.barrier` calls `void (*traincc_emu_barrier_hook)()`.
+    The driver sets both after loading the library.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def SplitGPUReductionsPass
     : Pass<"traincc-split-gpu-reductions", "mlir::ModuleOp"> {
-  let summary = "Splits sums with few outputs into a partial and a final "
-                "sum, so that GPU threads share the work";
+  let summary = "Splits sums with very few outputs into a partial and a "
+                "final sum, so that more GPU blocks share the work";
   let description = [{
-    Runs on bufferized step functions before `traincc-prepare-gpu-steps`.
-    MapToGPU gives each output element one thread; a sum with few outputs
-    over many inputs (BatchNorm statistics: one per channel over N*H*W
-    values; a convolution's filter gradient: one per weight over N*H*W
-    values) would leave the GPU almost idle. A `linalg.generic` with one
-    output, an `out + f(inputs)` body, fewer than `max-outputs` output
-    elements and at least `min-reduction` terms per output is split on its
-    outermost reduction loop R:
+    Runs on bufferized step functions before `traincc-prepare-gpu-steps`
+    (which plans the temporary it allocates). `traincc-map-gpu-reductions`
+    gives a long sum one block per output; with fewer outputs than blocks
+    fill the GPU and many terms per thread (BatchNorm statistics of a large
+    batch: one per channel over N*H*W values) that still leaves most of it
+    idle. A `linalg.generic` with one output, an `out + f(inputs)` body,
+    fewer than `max-outputs` output elements and at least `min-reduction`
+    terms per output is split on its outermost reduction loop R:
 
       partial[R, outs...] = sum over the other reduction loops  (a new
                             temporary, zero-filled; R is parallel there)
       out[outs...]       += sum over R of partial[R, outs...]
 
-    Both are ordinary linalg ops, so the first runs with R times more
-    threads. Summation order changes as in any parallel reduction.
+    Both are ordinary linalg ops, mapped to kernels as any other. Whole, the
+    sum runs on `block-size` threads per output; split, the partial sums
+    get a block each if they have at least `block-size` terms, else a
+    thread each, so a sum is split only if its partials are that long or
+    there are at least twice `block-size` of them per output. Summation
+    order changes as in any parallel reduction.
+
+    Contractions (an input read along a reduction loop but not along some
+    output loop: matmuls, convolutions and their gradients) get tiled
+    kernels from `traincc-tile-gpu-contractions`, which need no split
+    unless they would have fewer than two 64 x 64 tiles per H200 SM with
+    at least `min-reduction` terms each: a convolution's filter gradient
+    (few weights, N*H*W terms). Those are split the same way (split-K; the
+    partial sums are a batch of GEMMs) when the partials take at most
+    64 MiB.
   }];
   let options = [
-    Option<"maxOutputs", "max-outputs", "int64_t", /*default=*/"65536",
+    Option<"maxOutputs", "max-outputs", "int64_t", /*default=*/"1024",
            "Split only sums with fewer output elements than this">,
-    Option<"minReduction", "min-reduction", "int64_t", /*default=*/"256",
+    Option<"minReduction", "min-reduction", "int64_t", /*default=*/"4096",
            "Split only sums of at least this many terms per output">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per output of traincc-map-gpu-reductions, which maps "
+           "only sums of at least as many terms">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::memref::MemRefDialect"];

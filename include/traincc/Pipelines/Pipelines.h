@@ -104,9 +104,10 @@ struct GPUCodegenPipelineOptions
 void buildGPULowerPipeline(mlir::OpPassManager &pm,
                            const GPUCodegenPipelineOptions &options);
 
-/// Functions on memrefs -> the GPU kernels compiled for the CPU, one thread
-/// at a time, with `traincc_emu_<kernel>` entry points (LLVM dialect): the
-/// GPU path checked numerically without a GPU (EmulateGPUKernels.cpp).
+/// Functions on memrefs -> the GPU kernels compiled for the CPU (threads one
+/// after another, or as fibers meeting at barriers for kernels that share
+/// memory), with `traincc_emu_<kernel>` entry points (LLVM dialect): the GPU
+/// path checked numerically without a GPU (EmulateGPUKernels.cpp).
 void buildGPUEmulationPipeline(mlir::OpPassManager &pm);
 
 /// Registers every named pipeline with the pass registry.

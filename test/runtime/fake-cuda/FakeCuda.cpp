@@ -29,7 +29,16 @@
 // * TRAINCC_FAKE_CUDA_EMULATION=LIB.so: kernels not implemented in
 //   FakeKernels.cpp are looked up in LIB as `traincc_emu_<name>`, the
 //   kernels traincc generates compiled for the CPU (`traincc
-//   --emit=cuda-emulation`), and run one thread at a time.
+//   --emit=cuda-emulation`). Kernels without barriers or shared memory run
+//   one thread at a time; the others (marked by the library) run the
+//   threads of each block as fibers (ucontext, one 256 KiB stack per
+//   thread, mapped once and reused) through two hooks the library exports
+//   as function pointers and this driver sets after dlopen
+//   (traincc_emu_run_block_hook, traincc_emu_barrier_hook): every fiber
+//   runs until it reaches a barrier or returns, and when all wait at the
+//   barrier the next round starts. Threads that return while others wait
+//   at a barrier (a deadlock on a GPU) fail the kernel (LAUNCH_FAILED,
+//   sticky), with a message naming it on stderr.
 // * TRAINCC_FAKE_CUDA_STATS=FILE appends counters at exit (module kind,
 //   graph captures and launches, kernels run, resources still alive).
 //
@@ -40,6 +49,9 @@
 #include "FakeKernels.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -112,6 +124,108 @@ struct Module;
 using EmulatedKernel = void (*)(void **params, const uint32_t *grid,
                                 const uint32_t *block);
 
+/// The hooks an emulation library with cooperative kernels exports (see
+/// traincc-emulation-entry-points): run one block's threads as fibers
+/// (nonzero: the block failed, stop the launch), and wait at a barrier.
+using ThreadThunk = void (*)(void *context, uint64_t thread);
+using RunBlockHook = int32_t (*)(ThreadThunk thunk, void *context,
+                                 uint64_t threads);
+using BarrierHook = void (*)();
+
+/// Runs the threads of a block as fibers that switch at barriers.
+class FiberBlock {
+public:
+  FiberBlock() = default;
+  FiberBlock(const FiberBlock &) = delete;
+  FiberBlock &operator=(const FiberBlock &) = delete;
+  ~FiberBlock() {
+    for (Fiber &f : fibers)
+      munmap(f.stack, kStackBytes);
+  }
+
+  /// Runs `thunk(context, t)` for t < threads to completion, in rounds
+  /// separated by barriers; an empty string, or what went wrong.
+  std::string run(ThreadThunk thunk, void *context, uint64_t threads) {
+    if (threads > 1024)
+      return "more than 1024 threads in a block";
+    this->thunk = thunk;
+    this->context = context;
+    size_t page = size_t(sysconf(_SC_PAGESIZE));
+    while (fibers.size() < threads) {
+      void *stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (stack == MAP_FAILED)
+        return "cannot map a fiber stack";
+      // A guard page: a stack overflow faults instead of corrupting.
+      mprotect(stack, page, PROT_NONE);
+      fibers.push_back({});
+      fibers.back().stack = stack;
+      // Once per fiber: getcontext is a system call (the signal mask), and
+      // makecontext below resets what a thread left in the context.
+      getcontext(&fibers.back().context);
+    }
+    for (uint64_t t = 0; t < threads; ++t) {
+      Fiber &f = fibers[t];
+      f.context.uc_stack.ss_sp = static_cast<char *>(f.stack) + page;
+      f.context.uc_stack.ss_size = kStackBytes - page;
+      f.context.uc_link = &scheduler; // where a returning thread goes
+      makecontext(&f.context, reinterpret_cast<void (*)()>(&fiberMain), 1,
+                  int(t));
+      f.state = Fiber::Runnable;
+    }
+    for (int round = 1;; ++round) {
+      for (uint64_t t = 0; t < threads; ++t) {
+        if (fibers[t].state != Fiber::Runnable)
+          continue;
+        current = int(t);
+        // Back here when the thread waits at a barrier or returns.
+        swapcontext(&scheduler, &fibers[t].context);
+      }
+      current = -1;
+      uint64_t waiting = 0;
+      for (uint64_t t = 0; t < threads; ++t)
+        if (fibers[t].state == Fiber::AtBarrier) {
+          fibers[t].state = Fiber::Runnable;
+          ++waiting;
+        }
+      if (waiting == 0)
+        return "";
+      if (waiting != threads)
+        return std::to_string(threads - waiting) + " of " +
+               std::to_string(threads) +
+               " threads returned while the others wait at barrier " +
+               std::to_string(round) + " (a deadlock on a GPU)";
+    }
+  }
+
+  /// Called by the running thread: waits until every thread of the block
+  /// reaches a barrier.
+  void barrier() {
+    if (current < 0)
+      return; // not in a block (cannot happen with traincc's entry points)
+    Fiber &f = fibers[size_t(current)];
+    f.state = Fiber::AtBarrier;
+    swapcontext(&f.context, &scheduler);
+  }
+
+private:
+  static constexpr size_t kStackBytes = 256 << 10;
+  struct Fiber {
+    enum State { Runnable, AtBarrier, Done } state = Done;
+    ucontext_t context;
+    void *stack = nullptr;
+  };
+
+  static void fiberMain(int thread);
+
+  // A deque: a ucontext_t points into itself, so fibers must not move.
+  std::deque<Fiber> fibers;
+  ucontext_t scheduler;
+  int current = -1;
+  ThreadThunk thunk = nullptr;
+  void *context = nullptr;
+};
+
 struct Function {
   Module *module = nullptr;
   std::string name;
@@ -177,6 +291,10 @@ struct Fake {
   std::set<Graph *> graphs, graphExecs;
   int contextsRetained = 0;
   void *emulation = nullptr; // TRAINCC_FAKE_CUDA_EMULATION
+  FiberBlock fibers;          // runs the blocks of cooperative kernels
+  const Launch *running = nullptr; // the emulated launch being run
+  uint64_t blocksRun = 0;          // of `running`
+  std::string blockFailure;        // of `running`, from the fibers
 
   // Counters for TRAINCC_FAKE_CUDA_STATS.
   std::vector<std::string> moduleKinds;
@@ -201,6 +319,7 @@ struct Fake {
                      dlerror());
         std::abort();
       }
+      installHooks();
     }
     if (const char *s = std::getenv("TRAINCC_FAKE_CUDA_FAIL")) {
       std::string spec = s;
@@ -247,6 +366,10 @@ struct Fake {
                  graphExecs.size(), contextsRetained);
     std::fclose(f);
   }
+
+  /// Points the emulation library's hooks (if it has cooperative kernels)
+  /// at this driver's fibers.
+  void installHooks();
 
   /// Whether this call of `call` is to fail (TRAINCC_FAKE_CUDA_FAIL).
   bool shouldFail(const char *call) {
@@ -314,8 +437,17 @@ struct Fake {
           return CUDA_ERROR_ILLEGAL_ADDRESS;
         params.push_back(&slot);
       }
+      running = &launch;
+      blocksRun = 0;
+      blockFailure.clear();
       f.emulated(params.data(), launch.grid, launch.block);
+      running = nullptr;
       ++kernelsRun;
+      if (!blockFailure.empty()) {
+        std::fprintf(stderr, "fake CUDA: kernel '%s': %s\n", f.name.c_str(),
+                     blockFailure.c_str());
+        return CUDA_ERROR_LAUNCH_FAILED;
+      }
       return CUDA_SUCCESS;
     }
     const char *signature = f.def->signature;
@@ -331,6 +463,40 @@ struct Fake {
 Fake &fake() {
   static Fake instance;
   return instance;
+}
+
+void FiberBlock::fiberMain(int thread) {
+  FiberBlock &self = fake().fibers;
+  self.thunk(self.context, uint64_t(thread));
+  self.fibers[size_t(thread)].state = Fiber::Done;
+}
+
+int32_t runBlockHook(ThreadThunk thunk, void *context, uint64_t threads) {
+  Fake &F = fake();
+  uint64_t block = F.blocksRun++;
+  std::string error = F.fibers.run(thunk, context, threads);
+  if (error.empty())
+    return 0;
+  if (const Launch *launch = F.running) {
+    uint64_t x = block % launch->grid[0];
+    uint64_t y = block / launch->grid[0] % launch->grid[1];
+    uint64_t z = block / launch->grid[0] / launch->grid[1];
+    error = "block (" + std::to_string(x) + ", " + std::to_string(y) + ", " +
+            std::to_string(z) + "): " + error;
+  }
+  F.blockFailure = error;
+  return 1;
+}
+
+void barrierHook() { fake().fibers.barrier(); }
+
+void Fake::installHooks() {
+  if (auto *hook = reinterpret_cast<RunBlockHook *>(
+          dlsym(emulation, "traincc_emu_run_block_hook")))
+    *hook = &runBlockHook;
+  if (auto *hook = reinterpret_cast<BarrierHook *>(
+          dlsym(emulation, "traincc_emu_barrier_hook")))
+    *hook = &barrierHook;
 }
 
 double now() {

@@ -1,0 +1,135 @@
+// RUN: traincc-opt %s -split-input-file -traincc-tile-gpu-contractions -cse | FileCheck %s
+
+// Tests that a matmul becomes one launch of 256-thread blocks over 64x32
+// output tiles (M = 100 rounds up to two blocks, N = 30 to one 32-wide
+// tile), staging 16-deep slices of both inputs in padded shared memory. The
+// accumulators start from the output, the K loop (40 = 16 + 16 + 8) applies
+// only the terms that exist in its last step, barriers fence the shared
+// tiles, and only the outputs in range are stored.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[A:.*]]: memref<100x40xf32>, %[[B:.*]]: memref<40x30xf32>, %[[C:.*]]: memref<100x30xf32>)
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[THREADS:.*]] = arith.constant 256 : index
+// CHECK-DAG: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[TWO]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]]) threads({{.*}}) in ({{.*}} = %[[THREADS]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]])
+// CHECK-SAME: workgroup(%[[SA:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[SB:.*]] : memref<16x33xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-8: memref.load %[[C]]
+// CHECK: %[[STEPS:.*]]:8 = scf.for %[[STEP:.*]] = %{{.*}} to %{{.*}} step %[[ONE]] iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[SA]]
+// CHECK-COUNT-2: memref.store %{{.*}}, %[[SB]]
+// CHECK: gpu.barrier
+// CHECK: %[[LEFT:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK: %[[COUNT:.*]] = arith.minui %{{.*}}, %[[LEFT]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[COUNT]] step %[[ONE]]
+// CHECK-COUNT-4: memref.load %[[SA]]
+// CHECK-COUNT-2: memref.load %[[SB]]
+// CHECK: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK-NEXT: memref.store %[[STEPS]]#0, %[[C]]
+func.func @matmul(%a: memref<100x40xf32>, %b: memref<40x30xf32>, %c: memref<100x30xf32>) {
+  linalg.matmul ins(%a, %b : memref<100x40xf32>, memref<40x30xf32>) outs(%c : memref<100x30xf32>)
+  return
+}
+
+// -----
+
+// Tests that a convolution is an implicit GEMM: M = (n, oh, ow) = 128 in
+// two 64-row tiles, N = f = 8 in one 16-wide tile, K = (c, kh, kw) = 27 in
+// two steps. The input is staged along M (its innermost index follows ow,
+// so neighbouring threads load neighbouring elements), the filter along K
+// (its innermost index is kw), and the padded-window index is the op's own
+// indexing map.
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d2 + d5)>
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d3 + d6)>
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME: (%[[X:.*]]: memref<2x3x10x10xf32>, %[[W:.*]]: memref<8x3x3x3xf32>, %[[Y:.*]]: memref<2x8x8x8xf32>)
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}} = %c1)
+// CHECK-SAME: workgroup(%[[SX:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[SW:.*]] : memref<16x17xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[TX:.*]] = arith.remui %{{.*}}, %c16 : index
+// CHECK: %[[TY:.*]] = arith.divui %{{.*}}, %c16 : index
+// CHECK: scf.for
+// CHECK: %[[M:.*]] = arith.remui %{{.*}}, %c64 : index
+// CHECK: %[[K:.*]] = arith.divui %{{.*}}, %c64 : index
+// CHECK: affine.apply #[[ROW]]
+// CHECK: affine.apply #[[COL]]
+// CHECK: memref.load %[[X]]
+// CHECK: memref.store %{{.*}}, %[[SX]][%[[K]], %[[M]]]
+// CHECK: memref.load %[[W]]
+// CHECK: memref.store %{{.*}}, %[[SW]][%[[TX]], %[[TY]]]
+// CHECK: gpu.barrier
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x8x8xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x3x10x10xf32>, memref<8x3x3x3xf32>) outs(%y : memref<2x8x8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that loops both inputs use are batches, one per block along z (a
+// filter gradient split per sample: 4 samples, each a 72 x 8 x 36 GEMM).
+// CHECK-LABEL: func.func @batched
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BZ:.*]]) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}} = %c4)
+// CHECK: memref.load %{{.*}}[%[[BZ]],
+#x = affine_map<(n, f, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#dy = affine_map<(n, f, c, kh, kw, oh, ow) -> (n, f, oh, ow)>
+#p = affine_map<(n, f, c, kh, kw, oh, ow) -> (n, f, c, kh, kw)>
+func.func @batched(%x: memref<4x8x8x8xf32>, %dy: memref<4x8x6x6xf32>, %partial: memref<4x8x8x3x3xf32>) {
+  linalg.generic {indexing_maps = [#x, #dy, #p], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %dy : memref<4x8x8x8xf32>, memref<4x8x6x6xf32>) outs(%partial : memref<4x8x8x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests what is left to traincc-map-to-gpu: a contraction too small for a
+// tile, a matrix-vector product (N = 1 would idle 15 of 16 threads), a sum
+// of one input, two inputs without a reduction, and private functions (not
+// GPU steps).
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.matmul
+// CHECK: linalg.matvec
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK-LABEL: func.func private @helper
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.matmul
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @left_alone(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
+                      %big: memref<512x512xf32>, %sums: memref<512xf32>, %sq: memref<512x512xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
+  linalg.matvec ins(%big, %sums : memref<512x512xf32>, memref<512xf32>) outs(%sums : memref<512xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%big : memref<512x512xf32>) outs(%sums : memref<512xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%big, %big : memref<512x512xf32>, memref<512x512xf32>) outs(%sq : memref<512x512xf32>) {
+  ^bb0(%u: f32, %v: f32, %o: f32):
+    %p = arith.mulf %u, %v : f32
+    linalg.yield %p : f32
+  }
+  return
+}
+func.func private @helper(%a: memref<128x128xf32>, %c: memref<128x128xf32>) {
+  linalg.matmul ins(%a, %a : memref<128x128xf32>, memref<128x128xf32>) outs(%c : memref<128x128xf32>)
+  return
+}
