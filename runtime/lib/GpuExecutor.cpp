@@ -668,37 +668,41 @@ Error GpuExecutor::evalStep(const float *input, const void *target,
   return Error::success();
 }
 
-Error GpuExecutor::copyStateToHost(uint8_t *hostState) {
+Error GpuExecutor::copyStateToHost(uint8_t *hostState,
+                                   const ArenaRanges &ranges) {
   Impl &m = *impl_;
   const CudaDriver &d = m.d;
   if (Error err = m.waitFor(d.cuStreamSynchronize(m.copy.get()),
                             "cuStreamSynchronize"))
     return err;
-  uint64_t bytes = m.model.abi->state_bytes;
-  if (bytes > 0)
-    if (Error err = m.check(d.cuMemcpyDtoHAsync(hostState, m.state.get(),
-                                                size_t(bytes),
-                                                m.compute.get()),
-                            "cuMemcpyDtoHAsync_v2(state arena)"))
-      return err;
+  ArenaRanges all = {{0, m.model.abi->state_bytes}};
+  for (auto [offset, bytes] : ranges.empty() ? all : ranges)
+    if (bytes > 0)
+      if (Error err = m.check(
+              d.cuMemcpyDtoHAsync(hostState + offset, m.state.get() + offset,
+                                  size_t(bytes), m.compute.get()),
+              "cuMemcpyDtoHAsync_v2(state arena)"))
+        return err;
   return m.waitFor(d.cuStreamSynchronize(m.compute.get()),
                    "cuStreamSynchronize");
 }
 
-Error GpuExecutor::copyStateToDevice(const uint8_t *hostState) {
+Error GpuExecutor::copyStateToDevice(const uint8_t *hostState,
+                                     const ArenaRanges &ranges) {
   Impl &m = *impl_;
   const CudaDriver &d = m.d;
   // Enqueued steps read and write the arena; they go first.
   if (Error err = m.waitFor(d.cuStreamSynchronize(m.copy.get()),
                             "cuStreamSynchronize"))
     return err;
-  uint64_t bytes = m.model.abi->state_bytes;
-  if (bytes > 0)
-    if (Error err = m.check(d.cuMemcpyHtoDAsync(m.state.get(), hostState,
-                                                size_t(bytes),
-                                                m.compute.get()),
-                            "cuMemcpyHtoDAsync_v2(state arena)"))
-      return err;
+  ArenaRanges all = {{0, m.model.abi->state_bytes}};
+  for (auto [offset, bytes] : ranges.empty() ? all : ranges)
+    if (bytes > 0)
+      if (Error err = m.check(
+              d.cuMemcpyHtoDAsync(m.state.get() + offset, hostState + offset,
+                                  size_t(bytes), m.compute.get()),
+              "cuMemcpyHtoDAsync_v2(state arena)"))
+        return err;
   return m.waitFor(d.cuStreamSynchronize(m.compute.get()),
                    "cuStreamSynchronize");
 }

@@ -4,6 +4,8 @@
 
 #include "traincc/runtime/GpuExecutor.h"
 
+#include <algorithm>
+
 namespace traincc::rt {
 
 namespace {
@@ -42,6 +44,8 @@ public:
   }
   Error syncStateToHost() override { return Error::success(); }
   Error syncStateToDevice() override { return Error::success(); }
+  Error syncGradientsToHost() override { return Error::success(); }
+  Error syncGradientsToDevice() override { return Error::success(); }
 
 private:
   std::vector<float> losses_;
@@ -51,7 +55,8 @@ class CudaBackend final : public StepBackend {
 public:
   CudaBackend(const ModelInfo &model, ModelMemory &memory,
               std::unique_ptr<GpuExecutor> executor)
-      : StepBackend(model, memory), executor_(std::move(executor)) {}
+      : StepBackend(model, memory), executor_(std::move(executor)),
+        gradients_(gradientRanges(*model.abi)) {}
 
   const char *name() const override { return "cuda"; }
   std::string description() const override {
@@ -82,9 +87,50 @@ public:
     return executor_->copyStateToDevice(memory_.state.data())
         .withContext("copying the state arena to the device");
   }
+  Error syncGradientsToHost() override {
+    if (gradients_.empty())
+      return Error::success();
+    return executor_->copyStateToHost(memory_.state.data(), gradients_)
+        .withContext("copying the gradients from the device");
+  }
+  Error syncGradientsToDevice() override {
+    if (gradients_.empty())
+      return Error::success();
+    return executor_->copyStateToDevice(memory_.state.data(), gradients_)
+        .withContext("copying the gradients to the device");
+  }
 
 private:
+  /// The arena's gradient tensors as few copies as possible: gradients
+  /// with no other tensor between them (the compiler lays them out
+  /// together) are one copy, alignment padding included.
+  static GpuExecutor::ArenaRanges gradientRanges(const traincc_model &abi) {
+    std::vector<const traincc_state_tensor *> byOffset;
+    for (int32_t s = 0; s < abi.num_state; ++s)
+      if (abi.state[s].bytes > 0)
+        byOffset.push_back(&abi.state[s]);
+    std::sort(byOffset.begin(), byOffset.end(),
+              [](const traincc_state_tensor *a, const traincc_state_tensor *b) {
+                return a->offset < b->offset;
+              });
+    GpuExecutor::ArenaRanges ranges;
+    bool extend = false;
+    for (const traincc_state_tensor *t : byOffset) {
+      if (t->kind != TRAINCC_STATE_GRADIENT) {
+        extend = false;
+        continue;
+      }
+      if (extend)
+        ranges.back().second = t->offset + t->bytes - ranges.back().first;
+      else
+        ranges.push_back({t->offset, t->bytes});
+      extend = true;
+    }
+    return ranges;
+  }
+
   std::unique_ptr<GpuExecutor> executor_;
+  GpuExecutor::ArenaRanges gradients_;
 };
 
 constexpr const char *kNoCpuSteps =

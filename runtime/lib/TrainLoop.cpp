@@ -208,12 +208,12 @@ Error TrainingRun::optimizerStep(double &loss,
   gradNorm.reset();
   if (log_ || settings_.gradClipNorm) {
     // The monitors read (and clipping writes) the gradients on the host.
-    if (Error err = backend_.syncStateToHost())
+    if (Error err = backend_.syncGradientsToHost())
       return err;
     double norm = gradientNorm(abi, memory_.state.data());
     if (settings_.gradClipNorm) {
       clipGradients(abi, memory_.state.data(), norm, *settings_.gradClipNorm);
-      if (Error err = backend_.syncStateToDevice())
+      if (Error err = backend_.syncGradientsToDevice())
         return err;
     }
     gradNorm = norm;

@@ -34,8 +34,9 @@ static cl::opt<EmitKind> emit(
                    "the generated kernels as LLVM IR"),
         clEnumValN(EmitKind::PTX, "ptx", "the CUDA kernels as PTX"),
         clEnumValN(EmitKind::CUDAEmulation, "cuda-emulation",
-                   "the CUDA kernels compiled for this CPU, one thread at a "
-                   "time, as an object file (tests the GPU path without a "
+                   "the CUDA kernels compiled for this CPU (a block's "
+                   "threads as fibers), as an object file (tests the GPU "
+                   "path without a "
                    "GPU)"),
         clEnumValN(EmitKind::LinalgMLIR, "linalg-mlir",
                    "the step functions lowered to linalg (MLIR text)"),

@@ -24,8 +24,8 @@ enum class EmitKind {
   LLVMIR,
   /// The CUDA kernels as PTX text.
   PTX,
-  /// The CUDA kernels compiled for the CPU, one thread at a time, as an
-  /// object file (the fake CUDA driver of the tests runs them).
+  /// The CUDA kernels compiled for the CPU (a block's threads as fibers),
+  /// as an object file (the fake CUDA driver of the tests runs them).
   CUDAEmulation,
   /// The step functions after lowering compute ops to linalg (MLIR text).
   LinalgMLIR,

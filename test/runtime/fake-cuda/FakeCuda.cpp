@@ -40,7 +40,8 @@
 //   at a barrier (a deadlock on a GPU) fail the kernel (LAUNCH_FAILED,
 //   sticky), with a message naming it on stderr.
 // * TRAINCC_FAKE_CUDA_STATS=FILE appends counters at exit (module kind,
-//   graph captures and launches, kernels run, resources still alive).
+//   graph captures and launches, kernels run, bytes copied each way,
+//   resources still alive).
 //
 // Single-threaded, like the runtime's use of the driver.
 //
@@ -300,6 +301,7 @@ struct Fake {
   std::vector<std::string> moduleKinds;
   long captures = 0, graphLaunches = 0, eagerLaunches = 0, kernelsRun = 0;
   long allocations = 0, pinnedAllocations = 0;
+  uint64_t bytesToDevice = 0, bytesToHost = 0;
 
   Fake() {
     if (const char *s = std::getenv("TRAINCC_FAKE_CUDA_STREAMS"))
@@ -357,6 +359,11 @@ struct Fake {
     std::fprintf(f, "fake-cuda: kernels run: %ld\n", kernelsRun);
     std::fprintf(f, "fake-cuda: device allocations: %ld, pinned: %ld\n",
                  allocations, pinnedAllocations);
+    std::fprintf(f,
+                 "fake-cuda: bytes copied: %llu to the device, %llu to the "
+                 "host\n",
+                 (unsigned long long)bytesToDevice,
+                 (unsigned long long)bytesToHost);
     std::fprintf(f,
                  "fake-cuda: alive at exit: %zu device buffers, %zu pinned "
                  "buffers, %zu streams, %zu events, %zu modules, %zu graphs, "
@@ -828,6 +835,7 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr destination, const void *source,
                                      : CUDA_ERROR_INVALID_HANDLE;
   if (!F.isDevice(uintptr_t(destination), bytes))
     return CUDA_ERROR_INVALID_VALUE;
+  F.bytesToDevice += bytes;
   void *to = reinterpret_cast<void *>(uintptr_t(destination));
   if (F.isPinned(source, bytes)) {
     // DMA from pinned memory: reads the source when it runs.
@@ -856,6 +864,7 @@ CUresult cuMemcpyDtoHAsync_v2(void *destination, CUdeviceptr source,
                                      : CUDA_ERROR_INVALID_HANDLE;
   if (!F.isDevice(uintptr_t(source), bytes))
     return CUDA_ERROR_INVALID_VALUE;
+  F.bytesToHost += bytes;
   const void *from = reinterpret_cast<const void *>(uintptr_t(source));
   uint64_t seq = F.enqueue(stream, [=] {
     std::memcpy(destination, from, bytes);

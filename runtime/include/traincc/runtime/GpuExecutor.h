@@ -43,6 +43,7 @@
 #include "traincc/runtime/Model.h"
 
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -82,10 +83,16 @@ public:
   Error evalStep(const float *input, const void *target, float *output,
                  float *losses);
 
-  /// Waits for all work, then copies the device arena to `hostState`.
-  Error copyStateToHost(uint8_t *hostState);
-  /// Waits for all work, then copies `hostState` to the device arena.
-  Error copyStateToDevice(const uint8_t *hostState);
+  /// Byte ranges of the state arena.
+  using ArenaRanges = std::vector<std::pair<uint64_t, uint64_t>>;
+
+  /// Waits for all work, then copies the device arena to `hostState`:
+  /// the (offset, bytes) `ranges` of it, or all of it when there are none.
+  Error copyStateToHost(uint8_t *hostState, const ArenaRanges &ranges = {});
+  /// Waits for all work, then copies `hostState` to the device arena (its
+  /// `ranges`, or all of it).
+  Error copyStateToDevice(const uint8_t *hostState,
+                          const ArenaRanges &ranges = {});
 
   struct Impl;
 

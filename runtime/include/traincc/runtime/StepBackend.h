@@ -53,6 +53,10 @@ public:
 
   virtual Error syncStateToHost() = 0;
   virtual Error syncStateToDevice() = 0;
+  /// The same for the gradient accumulators alone (what the gradient-norm
+  /// monitor reads and clipping writes each step).
+  virtual Error syncGradientsToHost() = 0;
+  virtual Error syncGradientsToDevice() = 0;
 
   ModelMemory &memory() { return memory_; }
   const ModelInfo &model() const { return model_; }
