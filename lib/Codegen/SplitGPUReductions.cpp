@@ -2,6 +2,7 @@
 
 #include "traincc/Codegen/Passes.h"
 
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -49,6 +50,12 @@ bool isContraction(linalg::GenericOp op) {
 constexpr int64_t kTileOutputs = 64 * 64;
 /// Fewer tiles than this leave an H200 (132 SMs) mostly idle.
 constexpr int64_t kFewTiles = 2 * 132;
+/// The fewest terms that make a tile's K loop long enough to split: 64
+/// steps of 16.
+constexpr int64_t kMinSplitKTerms = 1024;
+/// The fewest terms per part when a contraction's single reduction loop
+/// is split: four 16-deep steps of a tile.
+constexpr int64_t kSplitKTerms = 64;
 /// The most bytes of partial sums a split contraction may add.
 constexpr int64_t kMaxPartialBytes = int64_t(64) << 20;
 
@@ -57,6 +64,19 @@ struct SplitGPUReductionsPass
   using SplitGPUReductionsPassBase::SplitGPUReductionsPassBase;
 
   void runOnOperation() override {
+    // Named contractions (the matmuls of linear layers) as generics, so
+    // that their loops can be split like any other.
+    SmallVector<linalg::LinalgOp> named;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (!isa<linalg::GenericOp>(op) && op.hasPureBufferSemantics() &&
+          op.getNumDpsInputs() == 2 && op.getNumDpsInits() == 1 &&
+          op.getNumReductionLoops() > 0)
+        named.push_back(op);
+    });
+    for (linalg::LinalgOp op : named) {
+      IRRewriter rewriter(op);
+      (void)linalg::generalizeNamedOp(rewriter, op);
+    }
     SmallVector<linalg::GenericOp> candidates;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op.hasPureBufferSemantics() && op.getNumDpsInits() == 1 &&
@@ -77,7 +97,101 @@ struct SplitGPUReductionsPass
     int64_t partialBytes =
         parts * outputs * llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
     return llvm::divideCeil(outputs, kTileOutputs) < kFewTiles &&
-           terms >= minReduction && partialBytes <= kMaxPartialBytes;
+           terms >= kMinSplitKTerms && partialBytes <= kMaxPartialBytes;
+  }
+
+  /// `op` with its loop `dim` of range R strip-mined into a new outermost
+  /// reduction loop q of range `parts` and `dim` of range R / parts. Each
+  /// input indexed by `dim` alone is viewed with that axis expanded to
+  /// [parts, R / parts], so every loop still indexes some axis by itself
+  /// (linalg infers loop ranges from them). Null if an input indexes `dim`
+  /// in a compound expression or cannot be expanded.
+  linalg::GenericOp stripMine(linalg::GenericOp op, unsigned dim,
+                              int64_t parts) {
+    MLIRContext *ctx = op.getContext();
+    int64_t chunk = op.getStaticLoopRanges()[dim] / parts;
+    unsigned numDims = op.getNumLoops() + 1;
+    SmallVector<AffineExpr> shifted;
+    for (unsigned d = 0; d < op.getNumLoops(); ++d)
+      shifted.push_back(getAffineDimExpr(d + 1, ctx));
+    AffineExpr outer = getAffineDimExpr(0, ctx);
+    AffineExpr inner = shifted[dim];
+
+    struct Operand {
+      Value value;
+      AffineMap map;
+      std::optional<unsigned> expandAxis;
+      SmallVector<int64_t> shape;
+    };
+    SmallVector<Operand> operands;
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      Operand out{operand.get(), {}, std::nullopt, {}};
+      SmallVector<AffineExpr> results;
+      for (auto [axis, expr] : llvm::enumerate(map.getResults())) {
+        if (!expr.isFunctionOfDim(dim)) {
+          results.push_back(expr.replaceDims(shifted));
+          continue;
+        }
+        auto pure = dyn_cast<AffineDimExpr>(expr);
+        if (!pure || out.expandAxis)
+          return nullptr;
+        out.expandAxis = axis;
+        results.push_back(outer);
+        results.push_back(inner);
+      }
+      out.map = AffineMap::get(numDims, 0, results, ctx);
+      if (out.expandAxis) {
+        auto type = cast<MemRefType>(out.value.getType());
+        out.shape = llvm::to_vector(type.getShape());
+        out.shape[*out.expandAxis] = chunk;
+        out.shape.insert(out.shape.begin() + *out.expandAxis, parts);
+        if (failed(memref::ExpandShapeOp::computeExpandedType(
+                type, out.shape, reassociation(type.getRank(),
+                                               *out.expandAxis))))
+          return nullptr;
+      }
+      operands.push_back(out);
+    }
+
+    IRRewriter rewriter(op);
+    SmallVector<Value> values;
+    SmallVector<AffineMap> maps;
+    for (Operand &operand : operands) {
+      Value value = operand.value;
+      if (operand.expandAxis)
+        value = memref::ExpandShapeOp::create(
+            rewriter, op.getLoc(), operand.shape, value,
+            reassociation(cast<MemRefType>(value.getType()).getRank(),
+                          *operand.expandAxis));
+      values.push_back(value);
+      maps.push_back(operand.map);
+    }
+    SmallVector<utils::IteratorType> iterators = {
+        utils::IteratorType::reduction};
+    llvm::append_range(iterators, op.getIteratorTypesArray());
+    unsigned numInputs = op.getNumDpsInputs();
+    auto mined = linalg::GenericOp::create(
+        rewriter, op.getLoc(), TypeRange{},
+        ArrayRef<Value>(values).take_front(numInputs),
+        ArrayRef<Value>(values).drop_front(numInputs), maps, iterators);
+    rewriter.inlineRegionBefore(op.getRegion(), mined.getRegion(),
+                                mined.getRegion().end());
+    rewriter.eraseOp(op);
+    return mined;
+  }
+
+  /// Reassociation of a rank-`rank` memref with axis `axis` expanded in two.
+  static SmallVector<ReassociationIndices> reassociation(int64_t rank,
+                                                         unsigned axis) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t i = 0, next = 0; i < rank; ++i) {
+      ReassociationIndices group = {next++};
+      if (i == axis)
+        group.push_back(next++);
+      groups.push_back(group);
+    }
+    return groups;
   }
 
   void split(linalg::GenericOp op) {
@@ -100,10 +214,25 @@ struct SplitGPUReductionsPass
       if (!splitDim && range > 1)
         splitDim = dim;
     }
-    if (!splitDim || terms == ranges[*splitDim])
+    if (!splitDim)
       return;
-    int64_t parts = ranges[*splitDim];
     Type element = cast<MemRefType>(init->get().getType()).getElementType();
+    if (terms == ranges[*splitDim]) {
+      // One reduction loop (a flattened classifier's K): a contraction is
+      // split along it in parts of kSplitKTerms or more terms.
+      if (!isContraction(op))
+        return;
+      int64_t parts = 1;
+      for (int64_t p = 2; terms / p >= kSplitKTerms; ++p)
+        if (terms % p == 0)
+          parts = p;
+      if (parts == 1 || !worthSplitK(outputs, terms, parts, element))
+        return;
+      if (linalg::GenericOp mined = stripMine(op, *splitDim, parts))
+        split(mined);
+      return;
+    }
+    int64_t parts = ranges[*splitDim];
     if (isContraction(op)) {
       if (!worthSplitK(outputs, terms, parts, element))
         return;

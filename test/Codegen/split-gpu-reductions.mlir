@@ -154,3 +154,66 @@ func.func @contractions_kept_whole(%a: memref<1152x32x128xf32>, %b: memref<32x12
   }
   return
 }
+
+// -----
+
+// Tests split-K of a contraction with a single reduction loop (a classifier
+// over 3136 flattened features, whose 64 x 10 outputs are one tile): the
+// loop is strip-mined into 49 parts of 64 terms by viewing both inputs as
+// [.., 49, 64], and the parts are split as usual.
+// CHECK-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d3)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d3)>
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @classifier
+// CHECK-SAME: (%[[XIN:.*]]: memref<64x3136xf32>, %[[WIN:.*]]: memref<10x3136xf32>, %[[Y:.*]]: memref<64x10xf32>)
+// CHECK: %[[XE:.*]] = memref.expand_shape %[[XIN]] {{\[}}[0], [1, 2]] output_shape [64, 49, 64]
+// CHECK: %[[WE:.*]] = memref.expand_shape %[[WIN]] {{\[}}[0], [1, 2]] output_shape [10, 49, 64]
+// CHECK: %[[PARTIAL:.*]] = memref.alloc() : memref<49x64x10xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[P]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[XE]], %[[WE]] : {{.*}}) outs(%[[PARTIAL]]
+// CHECK: linalg.generic {{.*}} ins(%[[PARTIAL]] : memref<49x64x10xf32>) outs(%[[Y]] : memref<64x10xf32>)
+#x = affine_map<(i, j, k) -> (i, k)>
+#w = affine_map<(i, j, k) -> (j, k)>
+#y = affine_map<(i, j, k) -> (i, j)>
+func.func @classifier(%x: memref<64x3136xf32>, %w: memref<10x3136xf32>, %y: memref<64x10xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<64x3136xf32>, memref<10x3136xf32>) outs(%y : memref<64x10xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that a single reduction loop read through a compound index (a 1-D
+// convolution's window) is not strip-mined: no axis could be split.
+// CHECK-LABEL: func.func @window
+// CHECK-NOT: memref.expand_shape
+// CHECK-NOT: memref.alloc
+#in = affine_map<(n, f, o, k) -> (n, o + k)>
+#flt = affine_map<(n, f, o, k) -> (f, k)>
+#out = affine_map<(n, f, o, k) -> (n, f, o)>
+func.func @window(%x: memref<4x4099xf32>, %w: memref<8x4096xf32>, %y: memref<4x8x4xf32>) {
+  linalg.generic {indexing_maps = [#in, #flt, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x4099xf32>, memref<8x4096xf32>) outs(%y : memref<4x8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that named contractions are split too (as generics): a linear
+// layer's matmul with 12 outputs and 8192 terms, in 128 parts of 64.
+// CHECK-LABEL: func.func @linear
+// CHECK: memref.alloc() : memref<128x4x3xf32>
+// CHECK-NOT: linalg.matmul
+func.func @linear(%x: memref<4x8192xf32>, %w: memref<8192x3xf32>, %y: memref<4x3xf32>) {
+  linalg.matmul ins(%x, %w : memref<4x8192xf32>, memref<8192x3xf32>) outs(%y : memref<4x3xf32>)
+  return
+}

@@ -410,10 +410,12 @@ def SplitGPUReductionsPass
     output loop: matmuls, convolutions and their gradients) get tiled
     kernels from `traincc-tile-gpu-contractions`, which need no split
     unless they would have fewer than two 64 x 64 tiles per H200 SM with
-    at least `min-reduction` terms each: a convolution's filter gradient
-    (few weights, N*H*W terms). Those are split the same way (split-K; the
-    partial sums are a batch of GEMMs) when the partials take at most
-    64 MiB.
+    at least 1024 terms each: a convolution's filter gradient (few weights,
+    N*H*W terms), a classifier over many flattened features. Those are
+    split the same way (split-K; the partial sums are a batch of GEMMs)
+    when the partials take at most 64 MiB. A single reduction loop is
+    first strip-mined into parts of at least 64 terms, the inputs it
+    indexes viewed with that axis expanded (`memref.expand_shape`).
   }];
   let options = [
     Option<"maxOutputs", "max-outputs", "int64_t", /*default=*/"1024",
