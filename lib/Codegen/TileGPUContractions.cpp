@@ -161,17 +161,33 @@ public:
                                              c(at, 0))));
     });
 
+    // Software pipelining: each step stores the slice it loaded into
+    // registers during the previous step's arithmetic, then loads the next
+    // one, so global memory latency hides behind the multiply-adds.
+    OpOperand &inA = *op.getDpsInputOperand(0);
+    OpOperand &inB = *op.getDpsInputOperand(1);
     int64_t sizeK = view.size(view.k);
+    int64_t numAcc = acc.size();
+    SmallVector<Value> carried(acc);
+    llvm::append_range(carried, loadSlice(b, inA, t.tileM, c(b, 0), true));
+    int64_t numA = carried.size() - numAcc;
+    llvm::append_range(carried, loadSlice(b, inB, t.tileN, c(b, 0), false));
     auto steps = scf::ForOp::create(b, loc, c(b, 0),
                                     c(b, llvm::divideCeil(sizeK, kTileK)),
-                                    c(b, 1), acc);
+                                    c(b, 1), carried);
     {
       OpBuilder s = OpBuilder::atBlockBegin(steps.getBody());
+      ValueRange args = steps.getRegionIterArgs();
       Value k0 = arith::MulIOp::create(s, loc, steps.getInductionVar(),
                                        c(s, kTileK));
-      stage(s, *op.getDpsInputOperand(0), sharedA, t.tileM, k0, true);
-      stage(s, *op.getDpsInputOperand(1), sharedB, t.tileN, k0, false);
+      storeSlice(s, args.slice(numAcc, numA), inA, sharedA, t.tileM, true);
+      storeSlice(s, args.drop_front(numAcc + numA), inB, sharedB, t.tileN,
+                 false);
       gpu::BarrierOp::create(s, loc);
+      // Past the last step the loads are clamped into range and unused.
+      Value nextK0 = arith::AddIOp::create(s, loc, k0, c(s, kTileK));
+      SmallVector<Value> next = loadSlice(s, inA, t.tileM, nextK0, true);
+      llvm::append_range(next, loadSlice(s, inB, t.tileN, nextK0, false));
       // The last step may be short; terms past K must not be applied, as
       // the body need not ignore zeros.
       Value count = c(s, kTileK);
@@ -179,7 +195,7 @@ public:
         count = arith::MinUIOp::create(
             s, loc, count, arith::SubIOp::create(s, loc, c(s, sizeK), k0));
       auto terms = scf::ForOp::create(s, loc, c(s, 0), count, c(s, 1),
-                                      steps.getRegionIterArgs());
+                                      args.take_front(numAcc));
       {
         OpBuilder in = OpBuilder::atBlockBegin(terms.getBody());
         Value k = terms.getInductionVar();
@@ -192,18 +208,20 @@ public:
           bv.push_back(memref::LoadOp::create(
               in, loc, sharedB,
               ValueRange{k, offset(in, tx, j * kThreadsPerSide)}));
-        SmallVector<Value> next;
+        SmallVector<Value> updated;
         for (int64_t i = 0; i < t.perThreadM; ++i)
           for (int64_t j = 0; j < t.perThreadN; ++j) {
             Value current = terms.getRegionIterArgs()[i * t.perThreadN + j];
-            next.push_back(
+            updated.push_back(
                 inlineBody(in, op, ValueRange{a[i], bv[j], current}).front());
           }
-        scf::YieldOp::create(in, loc, next);
+        scf::YieldOp::create(in, loc, updated);
       }
       // The next step overwrites the tiles every thread is reading.
       gpu::BarrierOp::create(s, loc);
-      scf::YieldOp::create(s, loc, terms.getResults());
+      SmallVector<Value> yielded(terms.getResults());
+      llvm::append_range(yielded, next);
+      scf::YieldOp::create(s, loc, yielded);
     }
 
     Value sizeM = c(b, view.size(view.m)), sizeN = c(b, view.size(view.n));
@@ -281,33 +299,48 @@ private:
     });
   }
 
-  /// Copies the tile x kTileK slice of `operand` at (group origin, k0) into
-  /// `shared`[k][position]. Positions past the iteration space are clamped
+  /// Where this thread's `round`-th element of a tile x kTileK slice
+  /// goes: (position in the tile, k).
+  std::pair<Value, Value> slot(OpBuilder &b, OpOperand &operand,
+                               int64_t tile, int64_t round, bool isA) {
+    bool groupFast = groupIsContiguous(operand, isA ? view.m : view.n);
+    Value element = offset(b, thread, round * kThreads);
+    if (groupFast)
+      return {arith::RemUIOp::create(b, loc, element, c(b, tile)),
+              arith::DivUIOp::create(b, loc, element, c(b, tile))};
+    return {arith::DivUIOp::create(b, loc, element, c(b, kTileK)),
+            arith::RemUIOp::create(b, loc, element, c(b, kTileK))};
+  }
+
+  int64_t rounds(int64_t tile) const { return tile * kTileK / kThreads; }
+
+  /// Loads this thread's elements of the tile x kTileK slice of `operand`
+  /// at (group origin, k0). Positions past the iteration space are clamped
   /// to its last element: they feed only outputs or terms never used.
-  void stage(OpBuilder &b, OpOperand &operand, Value shared, int64_t tile,
-             Value k0, bool isA) {
-    ArrayRef<unsigned> group = isA ? view.m : view.n;
-    bool groupFast = groupIsContiguous(operand, group);
+  SmallVector<Value> loadSlice(OpBuilder &b, OpOperand &operand,
+                               int64_t tile, Value k0, bool isA) {
     Value origin = isA ? m0 : n0;
     int64_t sizeK = view.size(view.k);
-    for (int64_t round = 0; round < tile * kTileK / kThreads; ++round) {
-      Value element = offset(b, thread, round * kThreads);
-      Value position, k;
-      if (groupFast) {
-        position = arith::RemUIOp::create(b, loc, element, c(b, tile));
-        k = arith::DivUIOp::create(b, loc, element, c(b, tile));
-      } else {
-        k = arith::RemUIOp::create(b, loc, element, c(b, kTileK));
-        position = arith::DivUIOp::create(b, loc, element, c(b, kTileK));
-      }
+    SmallVector<Value> values;
+    for (int64_t round = 0; round < rounds(tile); ++round) {
+      auto [position, k] = slot(b, operand, tile, round, isA);
       Value globalPos = arith::AddIOp::create(b, loc, origin, position);
       Value globalK = clamp(b, arith::AddIOp::create(b, loc, k0, k), sizeK);
       Value zero = c(b, 0);
       SmallVector<Value> at =
           isA ? ivs(b, clampM(b, globalPos), zero, globalK)
               : ivs(b, zero, clampN(b, globalPos), globalK);
-      Value value = loadOperand(b, loc, op, operand, at);
-      memref::StoreOp::create(b, loc, value, shared,
+      values.push_back(loadOperand(b, loc, op, operand, at));
+    }
+    return values;
+  }
+
+  /// Stores what loadSlice loaded into `shared`[k][position].
+  void storeSlice(OpBuilder &b, ValueRange values, OpOperand &operand,
+                  Value shared, int64_t tile, bool isA) {
+    for (int64_t round = 0; round < rounds(tile); ++round) {
+      auto [position, k] = slot(b, operand, tile, round, isA);
+      memref::StoreOp::create(b, loc, values[round], shared,
                               ValueRange{k, position});
     }
   }

@@ -3,7 +3,10 @@
 // Tests that a matmul becomes one launch of 256-thread blocks over 64x32
 // output tiles (M = 100 rounds up to two blocks, N = 30 to one 32-wide
 // tile), staging 16-deep slices of both inputs in padded shared memory. The
-// accumulators start from the output, the K loop (40 = 16 + 16 + 8) applies
+// accumulators start from the output; the first slices are loaded before
+// the K loop, and each step stores the slices it carries into shared
+// memory, loads the next ones into registers and only then computes, so the
+// loads overlap the arithmetic. The step loop (40 = 16 + 16 + 8) applies
 // only the terms that exist in its last step, barriers fence the shared
 // tiles, and only the outputs in range are stored.
 // CHECK-LABEL: func.func @matmul
@@ -14,10 +17,14 @@
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[TWO]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]]) threads({{.*}}) in ({{.*}} = %[[THREADS]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]])
 // CHECK-SAME: workgroup(%[[SA:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[SB:.*]] : memref<16x33xf32, #gpu.address_space<workgroup>>)
 // CHECK-COUNT-8: memref.load %[[C]]
-// CHECK: %[[STEPS:.*]]:8 = scf.for %[[STEP:.*]] = %{{.*}} to %{{.*}} step %[[ONE]] iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK-COUNT-4: memref.load %[[A]]
+// CHECK-COUNT-2: memref.load %[[B]]
+// CHECK: %[[STEPS:.*]]:14 = scf.for %[[STEP:.*]] = %{{.*}} to %{{.*}} step %[[ONE]] iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[SA]]
 // CHECK-COUNT-2: memref.store %{{.*}}, %[[SB]]
 // CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.load %[[A]]
+// CHECK-COUNT-2: memref.load %[[B]]
 // CHECK: %[[LEFT:.*]] = arith.subi %{{.*}}, %{{.*}} : index
 // CHECK: %[[COUNT:.*]] = arith.minui %{{.*}}, %[[LEFT]] : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[COUNT]] step %[[ONE]]
@@ -49,14 +56,14 @@ func.func @matmul(%a: memref<100x40xf32>, %b: memref<40x30xf32>, %c: memref<100x
 // CHECK-SAME: workgroup(%[[SX:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[SW:.*]] : memref<16x17xf32, #gpu.address_space<workgroup>>)
 // CHECK: %[[TX:.*]] = arith.remui %{{.*}}, %c16 : index
 // CHECK: %[[TY:.*]] = arith.divui %{{.*}}, %c16 : index
-// CHECK: scf.for
 // CHECK: %[[M:.*]] = arith.remui %{{.*}}, %c64 : index
 // CHECK: %[[K:.*]] = arith.divui %{{.*}}, %c64 : index
 // CHECK: affine.apply #[[ROW]]
 // CHECK: affine.apply #[[COL]]
 // CHECK: memref.load %[[X]]
-// CHECK: memref.store %{{.*}}, %[[SX]][%[[K]], %[[M]]]
 // CHECK: memref.load %[[W]]
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[SX]][%[[K]], %[[M]]]
 // CHECK: memref.store %{{.*}}, %[[SW]][%[[TX]], %[[TY]]]
 // CHECK: gpu.barrier
 #in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>

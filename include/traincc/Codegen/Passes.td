@@ -229,8 +229,9 @@ def TileGPUContractionsPass
     of accumulators in registers; each step of the K loop stages a
     `tile-m` x `tile-k` slice of the first input and a `tile-k` x `tile-n`
     slice of the second in shared memory (zero outside the iteration space,
-    coalesced along whichever of M/N or K is contiguous in memory), and the
-    threads apply the op's own scalar body to them. Every output accumulates
+    coalesced along whichever of M/N or K is contiguous in memory; the
+    next slice is loaded into registers while the threads work on the
+    current one), and the threads apply the op's own scalar body to them. Every output accumulates
     its terms in the loop order of the op, so the result equals the
     one-thread-per-output kernel's bit for bit. Ops with too little work
     (`min-work` multiply-adds) are left to `traincc-map-to-gpu`.
