@@ -224,17 +224,20 @@ def TileGPUContractionsPass
     convolution and its two gradients, every matmul) is an implicit GEMM:
     its parallel loops that only the first input uses form M, those only the
     second uses form N, those both use are batches, its reduction loops form
-    K. It becomes one `gpu.launch`: a block computes a `tile-m` x `tile-n`
-    tile of the output for one batch, 256 threads each holding a small tile
-    of accumulators in registers; each step of the K loop stages a
-    `tile-m` x `tile-k` slice of the first input and a `tile-k` x `tile-n`
-    slice of the second in shared memory (zero outside the iteration space,
-    coalesced along whichever of M/N or K is contiguous in memory; the
-    next slice is loaded into registers while the threads work on the
-    current one), and the threads apply the op's own scalar body to them. Every output accumulates
-    its terms in the loop order of the op, so the result equals the
-    one-thread-per-output kernel's bit for bit. Ops with too little work
-    (`min-work` multiply-adds) are left to `traincc-map-to-gpu`.
+    K. It becomes one `gpu.launch` of 256-thread blocks, each computing a
+    TM x TN tile of the output for one batch (TM, TN = 16, 32 or 64, the
+    smallest that covers M and N), each thread a (TM/16) x (TN/16) tile of
+    accumulators in registers. Each step of the K loop stages a TM x 16
+    slice of the first input and a 16 x TN slice of the second in shared
+    memory, coalesced along whichever of M/N or K is contiguous in memory;
+    the next slices are loaded into registers while the threads work on
+    the current ones. Positions past M, N or K are clamped into range
+    (their values are never used), and the last step applies only the
+    terms that exist, with the op's own scalar body. Every output
+    accumulates its terms in the loop order of the op, so the result equals
+    the one-thread-per-output kernel's bit for bit. Contractions with M or
+    N under 8, K under 4, or less than `min-work` multiply-adds are left to
+    `traincc-map-to-gpu`.
   }];
   let options = [
     Option<"minWork", "min-work", "int64_t", /*default=*/"4096",
