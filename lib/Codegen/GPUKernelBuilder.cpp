@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
@@ -90,6 +92,30 @@ Value addSharedBuffer(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
   auto type = MemRefType::get(shape, elementType, MemRefLayoutAttrInterface(),
                               space);
   return launch.addWorkgroupAttribution(type, launch.getLoc());
+}
+
+std::optional<Value> takeInitFill(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1)
+    return std::nullopt;
+  // Every element written: the output is indexed by each parallel loop
+  // exactly once, and the loop ranges are the buffer's shape.
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!outMap.isProjectedPermutation() ||
+      outMap.getNumResults() != op.getNumParallelLoops())
+    return std::nullopt;
+  Value buffer = op.getDpsInitOperand(0)->get();
+  Operation *previous = op->getPrevNode();
+  while (previous && isMemoryEffectFree(previous))
+    previous = previous->getPrevNode();
+  auto fill = dyn_cast_or_null<linalg::FillOp>(previous);
+  if (!fill || fill.getOutputs().front() != buffer)
+    return std::nullopt;
+  Value value = fill.getInputs().front();
+  if (!matchPattern(value, m_Constant()) ||
+      value.getType() != getElementTypeOrSelf(buffer.getType()))
+    return std::nullopt;
+  fill->erase();
+  return value;
 }
 
 bool hasStaticShapes(linalg::LinalgOp op) {

@@ -58,6 +58,13 @@ mlir::Value addSharedBuffer(mlir::gpu::LaunchOp launch,
                             llvm::ArrayRef<int64_t> shape,
                             mlir::Type elementType);
 
+/// When `op` writes every element of its one output buffer, and that
+/// buffer was filled with a constant by a `linalg.fill` just before (only
+/// memory-free ops such as views in between), erases the fill and returns
+/// the constant: the kernel starts its sums from it instead of launching a
+/// kernel to write it and reading it back.
+std::optional<mlir::Value> takeInitFill(mlir::linalg::LinalgOp op);
+
 /// Whether every size of `op`'s loops and operands is static, as a launch
 /// plan needs.
 bool hasStaticShapes(mlir::linalg::LinalgOp op);

@@ -172,6 +172,7 @@ struct MapGPUReductionsPass
   void mapToBlocks(linalg::GenericOp op, const Combiner &combiner) {
     Location loc = op.getLoc();
     ReductionShape shape = shapeOf(op);
+    std::optional<Value> initFill = takeInitFill(op);
     int64_t threads = std::min<int64_t>(
         blockSize, llvm::PowerOf2Ceil(std::max<int64_t>(shape.terms, 2)));
     OpBuilder builder(op);
@@ -252,7 +253,10 @@ struct MapGPUReductionsPass
     Value total = combiner.apply(lb, mine, theirs);
     OpOperand *init = op.getDpsInitOperand(0);
     SmallVector<Value> outIndices = operandIndices(lb, loc, op, *init, ivs);
-    Value old = memref::LoadOp::create(lb, loc, init->get(), outIndices);
+    Value old = initFill ? *initFill
+                         : memref::LoadOp::create(lb, loc, init->get(),
+                                                  outIndices)
+                               .getResult();
     memref::StoreOp::create(lb, loc, combiner.apply(lb, old, total),
                             init->get(), outIndices);
     op.erase();

@@ -129,8 +129,9 @@ std::optional<Tiling> chooseTiling(const GemmView &view) {
 /// Builds the kernel of one contraction.
 class KernelBuilder {
 public:
-  KernelBuilder(linalg::LinalgOp op, const GemmView &view, const Tiling &tiling)
-      : op(op), view(view), t(tiling), loc(op.getLoc()) {}
+  KernelBuilder(linalg::LinalgOp op, const GemmView &view, const Tiling &tiling,
+                std::optional<Value> initFill)
+      : op(op), view(view), t(tiling), loc(op.getLoc()), initFill(initFill) {}
 
   void build(OpBuilder &outer) {
     gpu::LaunchOp launch = createLaunch(outer, loc, t.grid, kThreads);
@@ -151,14 +152,16 @@ public:
     batchPos = delinearize(b, loc, launch.getBlockIds().z,
                            view.sizes(view.batch));
 
-    // Accumulators start from the output (linalg's init), for the outputs
-    // in range; the others are computed on clamped inputs and dropped.
+    // Accumulators start from the output (linalg's init), or from the
+    // constant it was just filled with; outputs out of range are computed
+    // on clamped inputs and dropped.
     OpOperand *out = op.getDpsInitOperand(0);
     SmallVector<Value> acc;
     forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t) {
-      acc.push_back(
-          loadOperand(at, loc, op, *out, ivs(at, clampM(at, m), clampN(at, n),
-                                             c(at, 0))));
+      acc.push_back(initFill ? *initFill
+                             : loadOperand(at, loc, op, *out,
+                                           ivs(at, clampM(at, m),
+                                               clampN(at, n), c(at, 0))));
     });
 
     // Software pipelining: each step stores the slice it loaded into
@@ -349,6 +352,7 @@ private:
   const GemmView &view;
   const Tiling &t;
   Location loc;
+  std::optional<Value> initFill;
   Value sharedA, sharedB, thread, tx, ty, m0, n0;
   SmallVector<Value> batchPos;
 };
@@ -362,7 +366,11 @@ struct TileGPUContractionsPass
     SmallVector<linalg::LinalgOp> candidates;
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal() && !func.isPrivate())
-        func.walk([&](linalg::LinalgOp op) { candidates.push_back(op); });
+        func.walk([&](linalg::LinalgOp op) {
+          // Not fills: building a kernel may erase the fill before it.
+          if (op.getNumDpsInputs() == 2 && op.getNumReductionLoops() > 0)
+            candidates.push_back(op);
+        });
     for (linalg::LinalgOp op : candidates) {
       std::optional<GemmView> view = analyze(op);
       if (!view)
@@ -387,7 +395,7 @@ struct TileGPUContractionsPass
           continue;
         op = *generic;
       }
-      KernelBuilder(op, *view, *tiling).build(rewriter);
+      KernelBuilder(op, *view, *tiling, takeInitFill(op)).build(rewriter);
       rewriter.eraseOp(op);
     }
   }

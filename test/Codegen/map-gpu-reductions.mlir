@@ -232,3 +232,31 @@ func.func @half_sum(%x: memref<2x512xf16>, %a: memref<2xf16>) {
   }
   return
 }
+
+// -----
+
+// Tests that a sum into an output zero-filled just before (BatchNorm
+// statistics into a fresh buffer) starts from the fill's constant: the fill
+// is gone and thread 0 adds the total to that constant without reading the
+// output.
+// CHECK-LABEL: func.func @filled_sum
+// CHECK-SAME: (%{{.*}}: memref<8x4096xf32>, %[[OUT:.*]]: memref<8xf32>)
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK-NOT: memref.load %[[OUT]][
+// CHECK: %[[NEW:.*]] = arith.addf %[[ZERO]], %{{.*}} : f32
+// CHECK-NEXT: memref.store %[[NEW]], %[[OUT]]
+#xr = affine_map<(i, j) -> (i, j)>
+#r = affine_map<(i, j) -> (i)>
+func.func @filled_sum(%x: memref<8x4096xf32>, %s: memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<8xf32>)
+  linalg.generic {indexing_maps = [#xr, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x4096xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %sum = arith.addf %acc, %v : f32
+    linalg.yield %sum : f32
+  }
+  return
+}

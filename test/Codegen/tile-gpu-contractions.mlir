@@ -140,3 +140,43 @@ func.func private @helper(%a: memref<128x128xf32>, %c: memref<128x128xf32>) {
   linalg.matmul ins(%a, %a : memref<128x128xf32>, memref<128x128xf32>) outs(%c : memref<128x128xf32>)
   return
 }
+
+// -----
+
+// Tests that an output zero-filled just before (views in between) is not
+// filled by a kernel of its own and read back: the accumulators start from
+// the fill's constant and the fill is gone. A fill of another buffer, or
+// one with a write in between, stays.
+// CHECK-LABEL: func.func @filled
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[OUT:.*]] = memref.view
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK-NOT: memref.load %[[OUT]][
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]],
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK-LABEL: func.func @filled_elsewhere
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<64x64xf32>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : memref<64x64xf32>)
+// CHECK: memref.store
+// CHECK: gpu.launch
+func.func @filled(%ws: memref<16384xi8>, %a: memref<64x64xf32>, %b: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %out = memref.view %ws[%c0][] : memref<16384xi8> to memref<64x64xf32>
+  linalg.fill ins(%zero : f32) outs(%out : memref<64x64xf32>)
+  %a2 = memref.subview %a[0, 0] [64, 64] [1, 1] : memref<64x64xf32> to memref<64x64xf32, strided<[64, 1]>>
+  linalg.matmul ins(%a2, %b : memref<64x64xf32, strided<[64, 1]>>, memref<64x64xf32>) outs(%out : memref<64x64xf32>)
+  return
+}
+func.func @filled_elsewhere(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>, %d: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %c0 = arith.constant 0 : index
+  linalg.fill ins(%zero : f32) outs(%d : memref<64x64xf32>)
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  memref.store %one, %c[%c0, %c0] : memref<64x64xf32>
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
