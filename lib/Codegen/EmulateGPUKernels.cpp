@@ -239,58 +239,82 @@ TypeRange kernelArgTypes(LLVM::LLVMFuncOp kernel, unsigned numShared) {
   return kernel.getArgumentTypes().drop_back(kLaunchIndices + numShared);
 }
 
-/// `void @traincc_emu_<k>(ptr params, ptr grid, ptr block)`: for every
-/// (block, thread) of the launch, in order, `@k(args..., ids..., dims...)`.
-void buildEntryPoint(OpBuilder &moduleBuilder, LLVM::LLVMFuncOp kernel) {
+/// Builds `void @name(ptr params, ptr grid, ptr block)` as a counted loop:
+/// `prologue(b, entry, sizes)` runs first, given the six launch sizes (grid
+/// x, y, z, block x, y, z), and returns the trip count; `body(b, i)` runs
+/// for each i from 0 and returns whether to go on (null: always).
+void buildLaunchLoop(
+    OpBuilder &moduleBuilder, Location loc, StringRef name,
+    function_ref<Value(OpBuilder &, Block *, ArrayRef<Value>)> prologue,
+    function_ref<Value(OpBuilder &, Value)> body) {
   MLIRContext *ctx = moduleBuilder.getContext();
-  Location loc = kernel.getLoc();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
-  auto i64 = IntegerType::get(ctx, 64);
-  auto entryType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                               {ptr, ptr, ptr});
   auto entryPoint = LLVM::LLVMFuncOp::create(
-      moduleBuilder, loc, ("traincc_emu_" + kernel.getSymName()).str(),
-      entryType);
+      moduleBuilder, loc, name,
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                  {ptr, ptr, ptr}));
   Block *entry = entryPoint.addEntryBlock(moduleBuilder);
   Block *header = entryPoint.addBlock();
-  Block *body = entryPoint.addBlock();
+  Block *loop = entryPoint.addBlock();
   Block *exit = entryPoint.addBlock();
-  header->addArgument(i64, loc);
+  header->addArgument(IntegerType::get(ctx, 64), loc);
 
   OpBuilder b = OpBuilder::atBlockBegin(entry);
   SmallVector<Value> sizes =
       loadSizes(b, loc, entry->getArgument(1), entry->getArgument(2));
-  SmallVector<Value> args =
-      loadArgs(b, loc, entry->getArgument(0), kernelArgTypes(kernel, 0));
-  Value total = i64Constant(b, loc, 1);
-  for (Value size : sizes)
-    total = LLVM::MulOp::create(b, loc, total, size);
+  Value count = prologue(b, entry, sizes);
   LLVM::BrOp::create(b, loc, ValueRange{i64Constant(b, loc, 0)}, header);
 
   b.setInsertionPointToStart(header);
   Value iteration = header->getArgument(0);
   Value more = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ult,
-                                    iteration, total);
-  LLVM::CondBrOp::create(b, loc, more, body, exit);
+                                    iteration, count);
+  LLVM::CondBrOp::create(b, loc, more, loop, exit);
 
-  // Threads fastest (x first), then blocks: the order a GPU's lowest ids
-  // would run in if it ran one thread at a time.
-  b.setInsertionPointToStart(body);
-  SmallVector<Value> ids(6);
-  Value rest = iteration;
-  for (unsigned k : {3u, 4u, 5u, 0u, 1u, 2u}) {
-    ids[k] = LLVM::URemOp::create(b, loc, rest, sizes[k]);
-    rest = LLVM::UDivOp::create(b, loc, rest, sizes[k]);
-  }
-  SmallVector<Value> callArgs(args);
-  callArgs.append(ids);
-  callArgs.append(sizes);
-  LLVM::CallOp::create(b, loc, kernel, callArgs);
+  b.setInsertionPointToStart(loop);
+  Value goOn = body(b, iteration);
   Value next = LLVM::AddOp::create(b, loc, iteration, i64Constant(b, loc, 1));
-  LLVM::BrOp::create(b, loc, ValueRange{next}, header);
+  if (goOn)
+    LLVM::CondBrOp::create(b, loc, goOn, header, ValueRange{next}, exit,
+                           ValueRange{});
+  else
+    LLVM::BrOp::create(b, loc, ValueRange{next}, header);
 
   b.setInsertionPointToStart(exit);
   LLVM::ReturnOp::create(b, loc, ValueRange{});
+}
+
+/// `void @traincc_emu_<k>(ptr params, ptr grid, ptr block)`: for every
+/// (block, thread) of the launch, in order, `@k(args..., ids..., dims...)`.
+void buildEntryPoint(OpBuilder &moduleBuilder, LLVM::LLVMFuncOp kernel) {
+  Location loc = kernel.getLoc();
+  SmallVector<Value> sizes, args;
+  buildLaunchLoop(
+      moduleBuilder, loc, ("traincc_emu_" + kernel.getSymName()).str(),
+      [&](OpBuilder &b, Block *entry, ArrayRef<Value> launchSizes) {
+        sizes.assign(launchSizes.begin(), launchSizes.end());
+        args = loadArgs(b, loc, entry->getArgument(0),
+                        kernelArgTypes(kernel, 0));
+        Value total = i64Constant(b, loc, 1);
+        for (Value size : sizes)
+          total = LLVM::MulOp::create(b, loc, total, size);
+        return total;
+      },
+      [&](OpBuilder &b, Value iteration) -> Value {
+        // Threads fastest (x first), then blocks: the order a GPU's lowest
+        // ids would run in if it ran one thread at a time.
+        SmallVector<Value> ids(6);
+        Value rest = iteration;
+        for (unsigned k : {3u, 4u, 5u, 0u, 1u, 2u}) {
+          ids[k] = LLVM::URemOp::create(b, loc, rest, sizes[k]);
+          rest = LLVM::UDivOp::create(b, loc, rest, sizes[k]);
+        }
+        SmallVector<Value> callArgs(args);
+        callArgs.append(ids);
+        callArgs.append(sizes);
+        LLVM::CallOp::create(b, loc, kernel, callArgs);
+        return nullptr;
+      });
 }
 
 /// What a cooperative entry point hands its thread thunk: the launch and
@@ -363,71 +387,56 @@ void buildCooperativeEntryPoint(OpBuilder &moduleBuilder,
     LLVM::ReturnOp::create(b, loc, ValueRange{});
   }
 
-  auto entryPoint = LLVM::LLVMFuncOp::create(
+  Value context, area, threads;
+  SmallVector<Value> sizes;
+  buildLaunchLoop(
       moduleBuilder, loc, name,
-      LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, ptr}));
-  Block *entry = entryPoint.addEntryBlock(moduleBuilder);
-  Block *header = entryPoint.addBlock();
-  Block *body = entryPoint.addBlock();
-  Block *exit = entryPoint.addBlock();
-  header->addArgument(i64, loc);
-
-  OpBuilder b = OpBuilder::atBlockBegin(entry);
-  SmallVector<Value> sizes =
-      loadSizes(b, loc, entry->getArgument(1), entry->getArgument(2));
-  Value context = LLVM::AllocaOp::create(b, loc, ptr, contextType,
+      [&](OpBuilder &b, Block *entry, ArrayRef<Value> launchSizes) {
+        sizes.assign(launchSizes.begin(), launchSizes.end());
+        context = LLVM::AllocaOp::create(b, loc, ptr, contextType,
                                          i64Constant(b, loc, 1));
-  Value area = areaBytes
+        area = areaBytes
                    ? LLVM::AllocaOp::create(b, loc, ptr, i8,
                                             i64Constant(b, loc, areaBytes),
                                             kSharedAlign)
                          .getResult()
                    : LLVM::ZeroOp::create(b, loc, ptr).getResult();
-  for (int32_t k = 0; k < 3; ++k)
-    LLVM::StoreOp::create(b, loc, entry->getArgument(k),
-                          field(b, context, kParams + k));
-  LLVM::StoreOp::create(b, loc, area, field(b, context, kShared));
-  Value threads = LLVM::MulOp::create(
-      b, loc, LLVM::MulOp::create(b, loc, sizes[3], sizes[4]), sizes[5]);
-  Value blocks = LLVM::MulOp::create(
-      b, loc, LLVM::MulOp::create(b, loc, sizes[0], sizes[1]), sizes[2]);
-  LLVM::BrOp::create(b, loc, ValueRange{i64Constant(b, loc, 0)}, header);
-
-  b.setInsertionPointToStart(header);
-  Value iteration = header->getArgument(0);
-  Value more = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ult,
-                                    iteration, blocks);
-  LLVM::CondBrOp::create(b, loc, more, body, exit);
-
-  b.setInsertionPointToStart(body);
-  SmallVector<Value> blockIds =
-      delinearize(b, loc, iteration, sizes[0], sizes[1]);
-  for (int32_t k = 0; k < 3; ++k)
-    LLVM::StoreOp::create(b, loc, blockIds[k],
-                          field(b, context, kBlockX + k));
-  if (areaBytes)
-    LLVM::MemsetOp::create(
-        b, loc, area,
-        LLVM::ConstantOp::create(b, loc, i8, b.getI8IntegerAttr(-1)),
-        i64Constant(b, loc, areaBytes), /*isVolatile=*/false);
-  Value hook = LLVM::LoadOp::create(
-      b, loc, ptr, LLVM::AddressOfOp::create(b, loc, runBlockHook));
-  auto hookType = LLVM::LLVMFunctionType::get(i32, {ptr, ptr, i64});
-  Value status =
-      LLVM::CallOp::create(b, loc, hookType,
-                           ValueRange{hook,
-                                      LLVM::AddressOfOp::create(b, loc, thunk),
-                                      context, threads})
-          .getResult();
-  Value ok = LLVM::ICmpOp::create(
-      b, loc, LLVM::ICmpPredicate::eq, status,
-      LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(0)));
-  Value next = LLVM::AddOp::create(b, loc, iteration, i64Constant(b, loc, 1));
-  LLVM::CondBrOp::create(b, loc, ok, header, ValueRange{next}, exit,
-                         ValueRange{});
-
-  b.setInsertionPointToStart(exit);
-  LLVM::ReturnOp::create(b, loc, ValueRange{});
+        for (int32_t k = 0; k < 3; ++k)
+          LLVM::StoreOp::create(b, loc, entry->getArgument(k),
+                                field(b, context, kParams + k));
+        LLVM::StoreOp::create(b, loc, area, field(b, context, kShared));
+        threads = LLVM::MulOp::create(
+            b, loc, LLVM::MulOp::create(b, loc, sizes[3], sizes[4]),
+            sizes[5]);
+        return LLVM::MulOp::create(
+            b, loc, LLVM::MulOp::create(b, loc, sizes[0], sizes[1]),
+            sizes[2]);
+      },
+      [&](OpBuilder &b, Value iteration) -> Value {
+        SmallVector<Value> blockIds =
+            delinearize(b, loc, iteration, sizes[0], sizes[1]);
+        for (int32_t k = 0; k < 3; ++k)
+          LLVM::StoreOp::create(b, loc, blockIds[k],
+                                field(b, context, kBlockX + k));
+        if (areaBytes)
+          LLVM::MemsetOp::create(
+              b, loc, area,
+              LLVM::ConstantOp::create(b, loc, i8, b.getI8IntegerAttr(-1)),
+              i64Constant(b, loc, areaBytes), /*isVolatile=*/false);
+        Value hook = LLVM::LoadOp::create(
+            b, loc, ptr, LLVM::AddressOfOp::create(b, loc, runBlockHook));
+        auto hookType = LLVM::LLVMFunctionType::get(i32, {ptr, ptr, i64});
+        Value status =
+            LLVM::CallOp::create(
+                b, loc, hookType,
+                ValueRange{hook, LLVM::AddressOfOp::create(b, loc, thunk),
+                           context, threads})
+                .getResult();
+        // A failed block (a deadlock the driver reported) ends the launch.
+        return LLVM::ICmpOp::create(
+            b, loc, LLVM::ICmpPredicate::eq, status,
+            LLVM::ConstantOp::create(b, loc, i32, b.getI32IntegerAttr(0)));
+      });
 }
 
 /// A zero-initialised, exported function pointer the fake driver sets.
