@@ -168,6 +168,9 @@ static void buildGPUKernelPipeline(OpPassManager &pm) {
   // first wrote at the same place (elementwise chains) become one kernel.
   pm.addNestedPass<func::FuncOp>(createParallelLoopFusionPass());
   pm.addPass(createMapToGPUPass());
+  // Kernels run in order: temporaries alive in disjoint kernel ranges
+  // share memory.
+  pm.addPass(createPackGPUWorkspacePass());
   // Outlining right away: CSE would hoist the constants MapToGPU cloned
   // into each kernel back out, making them kernel arguments.
   pm.addPass(createGpuKernelOutliningPass());

@@ -328,6 +328,25 @@ def MapToGPUPass : Pass<"traincc-map-to-gpu", "mlir::ModuleOp"> {
   ];
 }
 
+def PackGPUWorkspacePass
+    : Pass<"traincc-pack-gpu-workspace", "mlir::ModuleOp"> {
+  let summary = "Lets temporaries whose lives do not overlap share the GPU "
+                "workspace";
+  let description = [{
+    Runs after `traincc-map-to-gpu`, when a step function is a sequence of
+    launches that run one after another on one stream.
+    `traincc-prepare-gpu-steps` gave each temporary its own range of the
+    workspace; here a temporary (identified by that planned offset) lives
+    from the first launch that views it to the last, and each one, in
+    order of first use, takes the lowest 256-byte aligned offset where it
+    overlaps no temporary alive at the same time (first fit). Every view
+    of the workspace, in the function and in the kernels, is rewritten to
+    the new offset, and the workspace argument and `train.workspace_bytes`
+    shrink to the packed size.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def MergeKernelModulesPass
     : Pass<"traincc-merge-kernel-modules", "mlir::ModuleOp"> {
   let summary = "Moves every outlined kernel into one gpu.module";
