@@ -24,14 +24,16 @@ using namespace traincc;
 
 namespace {
 
-constexpr int64_t kWorkspaceAlignment = 256;
-
 /// One temporary: its planned offset identifies it; its life is the range
 /// of launches (indices in the function body) that view it.
 struct Temporary {
   int64_t bytes = 0;
   int64_t first = 0, last = 0;
   int64_t packedOffset = 0;
+
+  int64_t alignedBytes() const {
+    return llvm::alignTo(std::max<int64_t>(bytes, 1), kGPUWorkspaceAlignment);
+  }
 };
 
 /// The workspace argument of a prepared step function, if any.
@@ -137,19 +139,16 @@ struct PackGPUWorkspacePass
       for (Temporary *other : placed)
         if (other->last >= t->first && other->first <= t->last)
           busy.push_back({other->packedOffset,
-                          other->packedOffset +
-                              llvm::alignTo(other->bytes, kWorkspaceAlignment)});
+                          other->packedOffset + other->alignedBytes()});
       llvm::sort(busy);
       int64_t candidate = 0;
-      int64_t need = llvm::alignTo(std::max<int64_t>(t->bytes, 1),
-                                   kWorkspaceAlignment);
       for (auto [begin, end] : busy) {
-        if (candidate + need <= begin)
+        if (candidate + t->alignedBytes() <= begin)
           break;
         candidate = std::max(candidate, end);
       }
       t->packedOffset = candidate;
-      size = std::max(size, candidate + need);
+      size = std::max(size, candidate + t->alignedBytes());
       placed.push_back(t);
     }
     return size;

@@ -21,8 +21,6 @@ using namespace traincc;
 
 namespace {
 
-constexpr int64_t kWorkspaceAlignment = 256;
-
 /// Where each step scalar lives in the parameter block (ModelABI.h).
 std::optional<int64_t> paramOffset(StringRef name) {
   if (name == "lr")
@@ -81,7 +79,7 @@ struct PrepareGPUStepsPass
                       llvm::divideCeil(type.getElementTypeBitWidth(), 8);
       offsets[alloc] = workspaceBytes;
       workspaceBytes +=
-          llvm::alignTo(std::max<int64_t>(bytes, 1), kWorkspaceAlignment);
+          llvm::alignTo(std::max<int64_t>(bytes, 1), kGPUWorkspaceAlignment);
       allocs.push_back(alloc);
       return WalkResult::advance();
     });

@@ -17,8 +17,8 @@ using namespace traincc;
 namespace {
 
 /// Whether the body is `yield addf(out, x)` with `out` used nowhere else.
-bool isSumIntoOutput(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
+bool isSumIntoOutput(linalg::LinalgOp op) {
+  Block &body = *op.getBlock();
   BlockArgument out = body.getArguments().back();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto add = yield.getValues().front().getDefiningOp<arith::AddFOp>();
@@ -32,7 +32,7 @@ bool isSumIntoOutput(linalg::GenericOp op) {
 /// along N, a convolution's input along output channels). Such contractions
 /// get tiled kernels of their own (traincc-tile-gpu-contractions); a plain
 /// sum reads each element for one output only.
-bool isContraction(linalg::GenericOp op) {
+bool isContraction(linalg::LinalgOp op) {
   SmallVector<unsigned> parallel, reduction;
   op.getParallelDims(parallel);
   op.getReductionDims(reduction);
@@ -64,27 +64,26 @@ struct SplitGPUReductionsPass
   using SplitGPUReductionsPassBase::SplitGPUReductionsPassBase;
 
   void runOnOperation() override {
-    // Named contractions (the matmuls of linear layers) as generics, so
-    // that their loops can be split like any other.
-    SmallVector<linalg::LinalgOp> named;
+    // Named ops too: the matmuls of linear layers are sums.
+    SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (!isa<linalg::GenericOp>(op) && op.hasPureBufferSemantics() &&
-          op.getNumDpsInputs() == 2 && op.getNumDpsInits() == 1 &&
-          op.getNumReductionLoops() > 0)
-        named.push_back(op);
-    });
-    for (linalg::LinalgOp op : named) {
-      IRRewriter rewriter(op);
-      (void)linalg::generalizeNamedOp(rewriter, op);
-    }
-    SmallVector<linalg::GenericOp> candidates;
-    getOperation().walk([&](linalg::GenericOp op) {
       if (op.hasPureBufferSemantics() && op.getNumDpsInits() == 1 &&
-          isSumIntoOutput(op))
+          op.getNumReductionLoops() > 0 && isSumIntoOutput(op))
         candidates.push_back(op);
     });
-    for (linalg::GenericOp op : candidates)
+    for (linalg::LinalgOp op : candidates)
       split(op);
+  }
+
+  /// `op` as a linalg.generic, which the rewrites below build on (null if
+  /// a named op cannot be generalized).
+  static linalg::GenericOp generic(linalg::LinalgOp op) {
+    if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+      return generic;
+    IRRewriter rewriter(op);
+    FailureOr<linalg::GenericOp> generalized =
+        linalg::generalizeNamedOp(rewriter, op);
+    return succeeded(generalized) ? *generalized : nullptr;
   }
 
   /// Whether a contraction is worth splitting along its outermost
@@ -194,7 +193,7 @@ struct SplitGPUReductionsPass
     return groups;
   }
 
-  void split(linalg::GenericOp op) {
+  void split(linalg::LinalgOp op) {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (llvm::any_of(ranges, ShapedType::isDynamic))
       return;
@@ -228,7 +227,10 @@ struct SplitGPUReductionsPass
           parts = p;
       if (parts == 1 || !worthSplitK(outputs, terms, parts, element))
         return;
-      if (linalg::GenericOp mined = stripMine(op, *splitDim, parts))
+      linalg::GenericOp whole = generic(op);
+      if (!whole)
+        return;
+      if (linalg::GenericOp mined = stripMine(whole, *splitDim, parts))
         split(mined);
       return;
     }
@@ -246,9 +248,13 @@ struct SplitGPUReductionsPass
         return;
     }
 
-    MLIRContext *ctx = op.getContext();
-    Location loc = op.getLoc();
-    IRRewriter rewriter(op);
+    linalg::GenericOp whole = generic(op);
+    if (!whole)
+      return;
+    init = whole.getDpsInitOperand(0);
+    MLIRContext *ctx = whole.getContext();
+    Location loc = whole.getLoc();
+    IRRewriter rewriter(whole);
     auto outType = cast<MemRefType>(init->get().getType());
     SmallVector<int64_t> partialShape = {ranges[*splitDim]};
     llvm::append_range(partialShape, outType.getShape());
@@ -262,14 +268,14 @@ struct SplitGPUReductionsPass
     SmallVector<AffineExpr> partialResults = {
         getAffineDimExpr(*splitDim, ctx)};
     llvm::append_range(partialResults, outMap.getResults());
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    SmallVector<AffineMap> maps = whole.getIndexingMapsArray();
     maps.back() = AffineMap::get(ranges.size(), 0, partialResults, ctx);
     SmallVector<utils::IteratorType> stageOne(iterators);
     stageOne[*splitDim] = utils::IteratorType::parallel;
     auto first = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{}, op.getDpsInputs(), ValueRange{partial},
+        rewriter, loc, TypeRange{}, whole.getDpsInputs(), ValueRange{partial},
         maps, stageOne);
-    rewriter.cloneRegionBefore(op.getRegion(), first.getRegion(),
+    rewriter.cloneRegionBefore(whole.getRegion(), first.getRegion(),
                                first.getRegion().end());
 
     // Stage 2: out += sum over the split loop of the partials.
@@ -289,7 +295,7 @@ struct SplitGPUReductionsPass
           Value sum = arith::AddFOp::create(b, at, args[1], args[0]);
           linalg::YieldOp::create(b, at, sum);
         });
-    rewriter.eraseOp(op);
+    rewriter.eraseOp(whole);
   }
 };
 

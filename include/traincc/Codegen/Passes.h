@@ -21,6 +21,10 @@ namespace traincc {
 /// traincc-lower-parallel-calls.
 constexpr llvm::StringLiteral kParallelBodyAttrName = "traincc.parallel_body";
 
+/// Alignment of each temporary in a GPU step's workspace
+/// (traincc-prepare-gpu-steps plans it, traincc-pack-gpu-workspace packs it).
+constexpr int64_t kGPUWorkspaceAlignment = 256;
+
 #define GEN_PASS_DECL
 #include "traincc/Codegen/Passes.h.inc"
 
