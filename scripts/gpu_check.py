@@ -64,7 +64,7 @@ FASHION_LR = 0.01
 FASHION_MOMENTUM = 0.9
 # One full epoch of the example reaches far more; less means a broken step.
 FASHION_MIN_ACCURACY = 0.80
-# Messages of a trainer that cannot use CUDA (runtime/lib/CudaDriver.cpp).
+# Messages of a trainer that cannot use CUDA (runtime/lib/exec/CudaDriver.cpp).
 NO_CUDA = re.compile(r"no CUDA device|cannot load the CUDA driver|"
                      r"CUDA unusable|CUDA_ERROR_NO_DEVICE")
 

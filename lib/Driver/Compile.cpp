@@ -4,8 +4,7 @@
 
 #include "TrainerDescription.h"
 
-#include "traincc/Codegen/EmitObject.h"
-#include "traincc/Codegen/Passes.h"
+#include "traincc/Codegen/CPU/EmitObject.h"
 #include "traincc/Dialect/Train/IR/TrainOps.h"
 #include "traincc/Import/ONNXImporter.h"
 #include "traincc/InitAll.h"
@@ -141,14 +140,6 @@ bool traincc::validateOptions(const CompileOptions &options) {
   if (options.batchSize < 0)
     return fail("--batch-size must be positive, got " +
                 llvm::Twine(options.batchSize));
-  if (!llvm::is_contained({"auto", "cross-entropy", "mse", "output"}, t.loss))
-    return fail("--loss must be auto, cross-entropy, mse or output, got '" +
-                t.loss + "'");
-  if (!llvm::is_contained({"sgd", "adam", "adamw"}, t.optimizer))
-    return fail("--optimizer must be sgd, adam or adamw, got '" +
-                t.optimizer + "'");
-  if (!llvm::is_contained({"micro", "step"}, t.bnStats))
-    return fail("--bn-stats must be micro or step, got '" + t.bnStats + "'");
   if (t.accumSteps < 1)
     return fail("--accum-steps must be at least 1, got " +
                 llvm::Twine(t.accumSteps));
@@ -178,27 +169,6 @@ bool traincc::validateOptions(const CompileOptions &options) {
 }
 
 namespace {
-
-void toPipelineOptions(const TrainingOptions &t,
-                       TrainingPipelineOptions &options) {
-  options.loss = t.loss;
-  options.optimizer = t.optimizer;
-  options.momentum = t.momentum;
-  options.dampening = t.dampening;
-  options.nesterov = t.nesterov;
-  options.weightDecay = t.weightDecay;
-  options.beta1 = t.beta1;
-  options.beta2 = t.beta2;
-  options.eps = t.eps;
-  options.noDecay = t.noDecay;
-  options.bnStats = t.bnStats;
-  options.freeze = t.freeze;
-}
-
-bool emitsMLIRText(EmitKind emit) {
-  return emit == EmitKind::ONNXMLIR || emit == EmitKind::TrainMLIR ||
-         emit == EmitKind::StepMLIR || emit == EmitKind::LinalgMLIR;
-}
 
 int printModule(ModuleOp module, const CompileOptions &options) {
   std::string error;
@@ -305,7 +275,7 @@ int emitPTX(ModuleOp module, const CompileOptions &options) {
 /// Writes the CUDA kernels compiled for the CPU (--emit=cuda-emulation).
 int emitCUDAEmulation(ModuleOp module, const CompileOptions &options) {
   PassManager pm(module.getContext());
-  buildCPUBufferizePipeline(pm, CPUCodegenPipelineOptions());
+  buildBufferizePipeline(pm);
   buildGPUEmulationPipeline(pm);
   if (failed(pm.run(module)))
     return 1;
@@ -347,9 +317,8 @@ int emitTrainer(ModuleOp module, const CompileOptions &options) {
   }
 
   PassManager pm(module.getContext());
-  CPUCodegenPipelineOptions codegen;
-  buildCPUBufferizePipeline(pm, codegen);
-  buildCPULowerToLLVMPipeline(pm, codegen);
+  buildBufferizePipeline(pm);
+  buildCPULowerToLLVMPipeline(pm, CPUCodegenPipelineOptions());
   if (failed(pm.run(module)) || failed(bindKernels(module, *description)))
     return 1;
 
@@ -422,9 +391,7 @@ int traincc::runCompile(const CompileOptions &options) {
     return printModule(*module, options);
 
   PassManager stepPm(&context);
-  TrainingPipelineOptions stepOptions;
-  toPipelineOptions(options.training, stepOptions);
-  buildTrainingPipeline(stepPm, stepOptions);
+  buildTrainingPipeline(stepPm, options.training);
   if (failed(stepPm.run(*module)))
     return 1;
   if (options.emit == EmitKind::StepMLIR)
@@ -435,7 +402,7 @@ int traincc::runCompile(const CompileOptions &options) {
     return emitCUDAEmulation(*module, options);
   if (options.emit == EmitKind::LinalgMLIR) {
     PassManager linalgPm(&context);
-    linalgPm.addPass(createConvertTrainToLinalgPass());
+    buildTrainToLinalgPipeline(linalgPm);
     if (failed(linalgPm.run(*module)))
       return 1;
     return printModule(*module, options);

@@ -187,8 +187,8 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   GPUCodegenPipelineOptions gpuOptions;
   gpuOptions.arch = options.gpuArch;
   gpuOptions.toolkit = options.cudaToolkit;
-  buildCPUBufferizePipeline(pm, CPUCodegenPipelineOptions());
-  buildGPULowerPipeline(pm, gpuOptions);
+  buildBufferizePipeline(pm);
+  buildGPULowerToNVVMPipeline(pm, gpuOptions);
   if (failed(pm.run(*module)))
     return failure();
 

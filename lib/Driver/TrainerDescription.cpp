@@ -52,8 +52,13 @@ traincc::describeTrainer(ModuleOp module, const CompileOptions &options) {
   description.modelPath = options.inputPath;
   description.modelName = llvm::sys::path::stem(options.inputPath).str();
   description.training = options.training;
-  if (auto loss = module->getAttrOfType<StringAttr>("train.loss"))
-    description.loss = loss.getValue().str();
+  auto loss = module->getAttrOfType<StringAttr>("train.loss");
+  std::optional<LossKind> lossKind =
+      loss ? symbolizeEnum<LossKind>(loss.getValue()) : std::nullopt;
+  if (!lossKind || *lossKind == LossKind::Auto)
+    return module.emitError("no resolved train.loss attribute (run the "
+                            "training pipeline)");
+  description.loss = *lossKind;
 
   for (auto param : module.getOps<train::ParamOp>()) {
     RankedTensorType type = param.getTensorType();
@@ -86,7 +91,7 @@ traincc::describeTrainer(ModuleOp module, const CompileOptions &options) {
   auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
   if (!eval)
     return module.emitError("no @eval_step (run the training pipeline)");
-  bool hasTarget = description.loss != "output";
+  bool hasTarget = description.loss != LossKind::Output;
   unsigned numInputs = eval.getNumArguments() - (hasTarget ? 1 : 0);
   unsigned numOutputs = eval.getNumResults() - 1;
   if (numInputs != 1)

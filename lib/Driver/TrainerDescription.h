@@ -89,7 +89,8 @@ struct TrainerDescription {
   std::string targetCPU;
   std::string modelPath;
   TrainingOptions training;
-  std::string loss;
+  /// The loss the training pipeline chose (never auto).
+  LossKind loss = LossKind::Output;
   std::vector<StateTensor> state;
   llvm::StringMap<unsigned> stateIndex;
   uint64_t stateBytes = 0;

@@ -2,10 +2,12 @@
 
 #include "traincc/Pipelines/Pipelines.h"
 
-#include "traincc/Codegen/Passes.h"
-#include "traincc/Dialect/Train/IR/TrainDialect.h"
+#include "traincc/Codegen/CPU/Passes.h"
+#include "traincc/Codegen/Common/Passes.h"
+#include "traincc/Codegen/GPU/Passes.h"
+#include "traincc/Codegen/GPUEmulation/Passes.h"
+#include "traincc/Codegen/TrainToLinalg/Passes.h"
 #include "traincc/Import/Passes.h"
-#include "traincc/InitAll.h"
 #include "traincc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,8 +69,18 @@ void traincc::buildImportPipeline(OpPassManager &pm,
   }
 }
 
+traincc::TrainingOptions
+traincc::TrainingPipelineOptions::toTrainingOptions() const {
+  TrainingOptions options;
+#define TRAINER_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)
+#define TRAINING_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)          \
+  options.FIELD = FIELD;
+#include "traincc/Transforms/TrainingOptions.def"
+  return options;
+}
+
 void traincc::buildTrainingPipeline(OpPassManager &pm,
-                                    const TrainingPipelineOptions &options) {
+                                    const TrainingOptions &options) {
   // Freezing first: every later pass asks whether a parameter trains.
   pm.addPass(createFreezeParamsPass(FreezeParamsPassOptions{options.freeze}));
   pm.addPass(createAppendLossPass(AppendLossPassOptions{options.loss}));
@@ -97,13 +109,16 @@ void traincc::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-void traincc::buildCPUBufferizePipeline(
-    OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
+void traincc::buildTrainToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createConvertTrainToLinalgPass());
   // After compute lowering, so state updates are plain linalg on tensors.
   pm.addPass(createLowerStatePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void traincc::buildBufferizePipeline(OpPassManager &pm) {
+  buildTrainToLinalgPipeline(pm);
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -178,8 +193,8 @@ static void buildGPUKernelPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void traincc::buildGPULowerPipeline(OpPassManager &pm,
-                                    const GPUCodegenPipelineOptions &options) {
+void traincc::buildGPULowerToNVVMPipeline(
+    OpPassManager &pm, const GPUCodegenPipelineOptions &options) {
   buildGPUKernelPipeline(pm);
   GpuNVVMAttachTargetOptions target;
   target.chip = options.arch;
@@ -213,68 +228,44 @@ void traincc::buildGPUEmulationPipeline(OpPassManager &pm) {
 }
 
 void traincc::registerPipelines() {
-  PassPipelineRegistration<GPUCodegenPipelineOptions>(
-      "traincc-gpu-codegen-pipeline",
-      "Lowers training-step functions to CUDA kernels and launch sequences",
-      [](OpPassManager &pm, const GPUCodegenPipelineOptions &options) {
-        buildCPUBufferizePipeline(pm, CPUCodegenPipelineOptions());
-        buildGPULowerPipeline(pm, options);
-      });
-  PassPipelineRegistration<CPUCodegenPipelineOptions>(
-      "traincc-cpu-codegen-pipeline",
-      "Lowers training-step functions to the LLVM dialect for the CPU",
-      [](OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
-        buildCPUBufferizePipeline(pm, options);
-        buildCPULowerToLLVMPipeline(pm, options);
-      });
-  PassPipelineRegistration<TrainingPipelineOptions>(
-      "traincc-training-pipeline",
-      "Builds the training-step functions from a Train forward graph",
-      buildTrainingPipeline);
   PassPipelineRegistration<ImportPipelineOptions>(
       "traincc-import-pipeline",
       "Legalises first-stage ONNX import into a Train forward graph",
       buildImportPipeline);
-}
-
-void traincc::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
-  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
-  // convert-gpu-to-nvvm lowers the kernels' other dialects through these.
-  arith::registerConvertArithToLLVMInterface(registry);
-  cf::registerConvertControlFlowToLLVMInterface(registry);
-  registerConvertFuncToLLVMInterface(registry);
-  index::registerConvertIndexToLLVMInterface(registry);
-  registerConvertMathToLLVMInterface(registry);
-  registerConvertMemRefToLLVMInterface(registry);
-  registerConvertNVVMToLLVMInterface(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerGPUDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  registerNVVMDialectTranslation(registry);
-  registry.insert<train::TrainDialect, func::FuncDialect, arith::ArithDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  tensor::TensorDialect, bufferization::BufferizationDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  LLVM::LLVMDialect>();
-  // Bufferization of the step functions' linalg/tensor/arith ops and of
-  // function boundaries.
-  arith::registerBufferizableOpInterfaceExternalModels(registry);
-  linalg::registerBufferizableOpInterfaceExternalModels(registry);
-  // Splitting kernels across threads tiles them through TilingInterface.
-  linalg::registerTilingInterfaceExternalModels(registry);
-  tensor::registerBufferizableOpInterfaceExternalModels(registry);
-  scf::registerBufferizableOpInterfaceExternalModels(registry);
-  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
-      registry);
-}
-
-void traincc::registerAllPasses() {
-  registerTrainccImportPasses();
-  registerTrainccTransformsPasses();
-  registerTrainccCodegenPasses();
-  registerCanonicalizerPass();
-  registerCSEPass();
-  registerSymbolDCEPass();
-  registerPipelines();
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "traincc-training-pipeline",
+      "Builds the training-step functions from a Train forward graph",
+      [](OpPassManager &pm, const TrainingPipelineOptions &options) {
+        buildTrainingPipeline(pm, options.toTrainingOptions());
+      });
+  PassPipelineRegistration<>(
+      "traincc-train-to-linalg-pipeline",
+      "Lowers training-step functions to linalg on tensors",
+      buildTrainToLinalgPipeline);
+  PassPipelineRegistration<>(
+      "traincc-bufferize-pipeline",
+      "Lowers training-step functions to linalg on buffers (CPU and GPU)",
+      buildBufferizePipeline);
+  PassPipelineRegistration<CPUCodegenPipelineOptions>(
+      "traincc-cpu-codegen-pipeline",
+      "Lowers training-step functions to the LLVM dialect for the CPU",
+      [](OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
+        buildBufferizePipeline(pm);
+        buildCPULowerToLLVMPipeline(pm, options);
+      });
+  PassPipelineRegistration<GPUCodegenPipelineOptions>(
+      "traincc-gpu-codegen-pipeline",
+      "Lowers training-step functions to CUDA kernels and launch sequences",
+      [](OpPassManager &pm, const GPUCodegenPipelineOptions &options) {
+        buildBufferizePipeline(pm);
+        buildGPULowerToNVVMPipeline(pm, options);
+      });
+  PassPipelineRegistration<>(
+      "traincc-gpu-emulation-pipeline",
+      "Lowers training-step functions to the CUDA kernels compiled for the "
+      "CPU, with emulation entry points",
+      [](OpPassManager &pm) {
+        buildBufferizePipeline(pm);
+        buildGPUEmulationPipeline(pm);
+      });
 }

@@ -15,22 +15,8 @@ using namespace traincc;
 
 namespace {
 
-enum class LossKind { CrossEntropy, MSE, Output };
-
-StringRef lossName(LossKind kind) {
-  switch (kind) {
-  case LossKind::CrossEntropy:
-    return "cross-entropy";
-  case LossKind::MSE:
-    return "mse";
-  case LossKind::Output:
-    return "output";
-  }
-  llvm_unreachable("unknown loss kind");
-}
-
 /// The loss the user asked for, checked against the model's first output.
-FailureOr<LossKind> chooseLoss(func::FuncOp forward, StringRef requested) {
+FailureOr<LossKind> chooseLoss(func::FuncOp forward, LossKind requested) {
   if (forward.getNumResults() == 0)
     return forward.emitError("@forward has no output to train on");
   auto output = dyn_cast<RankedTensorType>(forward.getResultTypes().front());
@@ -38,21 +24,12 @@ FailureOr<LossKind> chooseLoss(func::FuncOp forward, StringRef requested) {
     return forward.emitError("the first output must be a float tensor, got ")
            << forward.getResultTypes().front();
   bool scalar = output.getNumElements() == 1 && output.getRank() <= 1;
-  LossKind kind;
-  if (requested == "auto")
+  LossKind kind = requested;
+  if (requested == LossKind::Auto)
     kind = scalar ? LossKind::Output
            : output.getRank() == 2 && output.getDimSize(1) > 1
                ? LossKind::CrossEntropy
                : LossKind::MSE;
-  else if (requested == "cross-entropy")
-    kind = LossKind::CrossEntropy;
-  else if (requested == "mse")
-    kind = LossKind::MSE;
-  else if (requested == "output")
-    kind = LossKind::Output;
-  else
-    return forward.emitError("unknown loss '")
-           << requested << "' (expected auto, cross-entropy, mse or output)";
 
   if (kind == LossKind::CrossEntropy && output.getRank() != 2)
     return forward.emitError("cross-entropy needs [N, C] logits, the first "
@@ -109,8 +86,10 @@ Value buildLoss(OpBuilder &builder, Location loc, LossKind kind, Value output,
                                                       output));
     return loss;
   }
+  case LossKind::Auto:
+    break;
   }
-  llvm_unreachable("unknown loss kind");
+  llvm_unreachable("chooseLoss resolves auto");
 }
 
 struct AppendLossPass
@@ -193,7 +172,7 @@ struct AppendLossPass
         builder.getFunctionType(evalFunc.getArgumentTypes(), resultTypes));
     evalFunc.setAllResultAttrs(resultAttrs);
 
-    module->setAttr("train.loss", builder.getStringAttr(lossName(*kind)));
+    module->setAttr("train.loss", builder.getStringAttr(stringifyEnum(*kind)));
     forward.erase();
   }
 };

@@ -1,6 +1,10 @@
 //===- Autodiff.cpp - @loss -> @micro_step --------------------------------===//
-
-#include "GradientRules.h"
+//
+// The reverse sweep: ops are visited last to first, and each op with an
+// adjoint on one of its results applies its own rule (GradientOpInterface,
+// implemented beside the ops in the dialect).
+//
+//===----------------------------------------------------------------------===//
 
 #include "traincc/Dialect/Train/IR/TrainOps.h"
 #include "traincc/Transforms/Passes.h"
@@ -33,6 +37,24 @@ DenseSet<Value> findActiveValues(func::FuncOp func, ModuleOp module) {
       active.insert(op->getResults().begin(), op->getResults().end());
   });
   return active;
+}
+
+/// Emits the gradient of `op`'s operands from the adjoints of its results;
+/// fails (with a diagnostic on `op`) when it has none of its own.
+LogicalResult emitGradient(Operation *op, train::GradientEmitter &emitter) {
+  // Leaves: parameters, constants and dropout masks have no operand to
+  // differentiate.
+  if (isa<train::ConstantOp, train::ReadParamOp, train::DropoutMaskOp>(op))
+    return success();
+  // Ops none of whose results reach the loss, and state updates (running
+  // statistics, accumulators), which produce no value.
+  if (llvm::none_of(op->getResults(),
+                    [&](Value result) { return emitter.getGradient(result); }))
+    return success();
+  auto rule = dyn_cast<train::GradientOpInterface>(op);
+  if (!rule)
+    return op->emitError("no gradient rule for '") << op->getName() << "'";
+  return rule.emitGradient(emitter);
 }
 
 struct AutodiffPass : public traincc::impl::AutodiffPassBase<AutodiffPass> {
@@ -75,7 +97,7 @@ struct AutodiffPass : public traincc::impl::AutodiffPassBase<AutodiffPass> {
 
     DenseSet<Value> active = findActiveValues(step, module);
     builder.setInsertionPoint(ret);
-    GradientEmitter emitter(builder, active);
+    train::GradientEmitter emitter(builder, active);
     if (active.contains(loss))
       emitter.addGradient(loss, emitter.scalar(ret.getLoc(),
                                                lossType.getElementType(), 1.0));
@@ -84,7 +106,7 @@ struct AutodiffPass : public traincc::impl::AutodiffPassBase<AutodiffPass> {
     for (Operation &op : body.without_terminator())
       forwardOps.push_back(&op);
     for (Operation *op : llvm::reverse(forwardOps))
-      if (failed(emitGradientRule(op, emitter))) {
+      if (failed(emitGradient(op, emitter))) {
         step.erase();
         return signalPassFailure();
       }

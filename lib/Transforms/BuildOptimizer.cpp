@@ -30,11 +30,6 @@ struct BuildOptimizerPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (optimizer != "sgd" && optimizer != "adam" && optimizer != "adamw") {
-      module.emitError("unknown optimizer '")
-          << optimizer << "' (expected sgd, adam or adamw)";
-      return signalPassFailure();
-    }
     llvm::Regex noDecayRegex("^(" + noDecay + ")$");
     std::string error;
     // Checked as written, like --freeze: anchoring could balance it.
@@ -72,7 +67,7 @@ struct BuildOptimizerPass
       bool decays = noDecay.empty() || !noDecayRegex.match(param.getSymName());
       FloatAttr decay =
           builder.getF32FloatAttr(decays ? float(weightDecay) : 0.0f);
-      if (optimizer == "sgd") {
+      if (optimizer == OptimizerKind::SGD) {
         FlatSymbolRefAttr buffer;
         if (momentum != 0.0)
           buffer = declareState(param, ".momentum_buffer");
@@ -88,11 +83,11 @@ struct BuildOptimizerPass
             builder, loc, paramRef, gradRef, expAvg, expAvgSq, lr, step,
             builder.getF32FloatAttr(beta1), builder.getF32FloatAttr(beta2),
             builder.getF32FloatAttr(eps), decay,
-            builder.getBoolAttr(optimizer == "adamw"));
+            builder.getBoolAttr(optimizer == OptimizerKind::AdamW));
       }
       train::ZeroOp::create(builder, loc, gradRef);
     }
-    module->setAttr("train.optimizer", builder.getStringAttr(optimizer));
+    module->setAttr("train.optimizer", builder.getStringAttr(stringifyEnum(optimizer.getValue())));
   }
 
 };

@@ -33,11 +33,6 @@ struct ExplicitTrainingModePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (bnStats != "micro" && bnStats != "step") {
-      module.emitError("unknown --bn-stats '")
-          << bnStats << "' (expected micro or step)";
-      return signalPassFailure();
-    }
     auto lossFunc = module.lookupSymbol<func::FuncOp>("loss");
     auto evalFunc = module.lookupSymbol<func::FuncOp>("eval_step");
     if (!lossFunc || !evalFunc) {
@@ -85,7 +80,7 @@ struct ExplicitTrainingModePass
 
     // bn-stats=step updates the running statistics in @apply_step.
     func::FuncOp apply;
-    if (bnStats == "step" && !norms.empty()) {
+    if (bnStats == BNStatsMode::Step && !norms.empty()) {
       FailureOr<func::FuncOp> applyOr = getOrCreateApplyStep(module);
       if (failed(applyOr))
         return failure();
@@ -112,7 +107,7 @@ struct ExplicitTrainingModePass
         return bn.emitError("a BatchNorm in training needs more than one "
                             "value per channel, got ")
                << count << " for input " << inputType;
-      if (bnStats == "micro")
+      if (bnStats == BNStatsMode::Micro)
         train::BNRunningUpdateOp::create(
             builder, loc, mean, var, stats.getMean(), stats.getVariance(),
             /*batches=*/Value(), bn.getMomentumAttr(),

@@ -4,7 +4,7 @@
 // RUN: traincc-opt %t/explicit.mlir -split-input-file -traincc-append-loss=loss=mse | FileCheck %s --check-prefix=MSE
 // RUN: traincc-opt %t/explicit.mlir -split-input-file -traincc-append-loss=loss=cross-entropy | FileCheck %s --check-prefix=CE
 // RUN: traincc-opt %t/output.mlir -split-input-file -verify-diagnostics -traincc-append-loss=loss=output | FileCheck %s --check-prefix=OUT
-// RUN: traincc-opt %t/unknown-loss.mlir -verify-diagnostics -traincc-append-loss=loss=hinge
+// RUN: not traincc-opt %t/unknown-loss.mlir -traincc-append-loss=loss=hinge 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: traincc-opt %t/cross-entropy-errors.mlir -split-input-file -verify-diagnostics -traincc-append-loss=loss=cross-entropy
 // RUN: traincc-opt %t/mse-errors.mlir -verify-diagnostics -traincc-append-loss=loss=mse
 
@@ -184,8 +184,8 @@ func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
 
 //--- unknown-loss.mlir
 
-// Tests that an unknown loss is refused.
-// expected-error @+1 {{unknown loss 'hinge' (expected auto, cross-entropy, mse or output)}}
+// Tests that an unknown loss is refused when the option is parsed.
+// UNKNOWN: for the --loss option: Cannot find option named 'hinge'!
 func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
   return %x : tensor<4x3xf32>
 }

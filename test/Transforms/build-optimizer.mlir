@@ -5,7 +5,7 @@
 // RUN: traincc-opt %t/params.mlir -traincc-build-optimizer='optimizer=adam beta1=0.8 beta2=0.99 eps=1e-6 weight-decay=0.01' | FileCheck %s --check-prefixes=CHECK,ADAM
 // RUN: traincc-opt %t/params.mlir -traincc-build-optimizer='optimizer=adamw weight-decay=0.05 no-decay=.*[.]bias|bn[.].*' | FileCheck %s --check-prefixes=CHECK,ADAMW
 // RUN: traincc-opt %t/apply-step.mlir -split-input-file -verify-diagnostics -traincc-build-optimizer | FileCheck %s --check-prefix=APPLY
-// RUN: traincc-opt %t/unknown-optimizer.mlir -verify-diagnostics -traincc-build-optimizer=optimizer=rmsprop
+// RUN: not traincc-opt %t/unknown-optimizer.mlir -traincc-build-optimizer=optimizer=rmsprop 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: traincc-opt %t/invalid-no-decay.mlir -verify-diagnostics -traincc-build-optimizer='weight-decay=0.1 no-decay=bias)|(.*'
 // RUN: traincc-opt %t/nesterov-without-momentum.mlir -verify-diagnostics -traincc-build-optimizer=nesterov=true
 
@@ -125,8 +125,8 @@ module {
 
 //--- unknown-optimizer.mlir
 
-// Tests that an unknown optimizer is refused.
-// expected-error @+1 {{unknown optimizer 'rmsprop' (expected sgd, adam or adamw)}}
+// Tests that an unknown optimizer is refused when the option is parsed.
+// UNKNOWN: for the --optimizer option: Cannot find option named 'rmsprop'!
 module {
 }
 

@@ -2,7 +2,7 @@
 // RUN: traincc-opt %t/micro.mlir -split-input-file -verify-diagnostics -traincc-explicit-training-mode | FileCheck %s
 // RUN: traincc-opt %t/micro.mlir -split-input-file -verify-diagnostics -traincc-explicit-training-mode=bn-stats=micro | FileCheck %s
 // RUN: traincc-opt %t/step.mlir -split-input-file -verify-diagnostics -traincc-explicit-training-mode='bn-stats=step' | FileCheck %s --check-prefix=STEP
-// RUN: traincc-opt %t/unknown-bn-stats.mlir -verify-diagnostics -traincc-explicit-training-mode=bn-stats=batch
+// RUN: not traincc-opt %t/unknown-bn-stats.mlir -traincc-explicit-training-mode=bn-stats=batch 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 //--- micro.mlir
 
@@ -339,7 +339,7 @@ module {
 
 //--- unknown-bn-stats.mlir
 
-// Tests that an unknown bn-stats mode is refused.
-// expected-error @+1 {{unknown --bn-stats 'batch' (expected micro or step)}}
+// Tests that an unknown bn-stats mode is refused when the option is parsed.
+// UNKNOWN: for the --bn-stats option: Cannot find option named 'batch'!
 module {
 }

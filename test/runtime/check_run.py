@@ -2,7 +2,7 @@
 # Checks what a test trainer wrote (test/runtime/*.test). Prints "OK ..."
 # lines for FileCheck, or "FAIL: ..." and exits 1.
 #   check_run.py log LOG.jsonl --epochs E --steps S,S,.. [--val|--val-loss]
-#       exact keys in DESIGN.md order, steps counted from 1 without gaps,
+#       exact keys in the documented order, steps counted from 1 without gaps,
 #       step i of epoch e where expected, epoch train_loss = mean of its
 #       step losses, val_loss and val_acc present exactly when --val
 #       (val_loss alone with --val-loss: models without classes).
@@ -31,7 +31,7 @@ def fail(message):
 
 STEP_KEYS = ["event", "step", "epoch", "loss", "lr", "loss_scale", "skipped",
              "grad_norm"]
-# The monitors after the DESIGN.md fields of an epoch line.
+# The monitors after the standard fields of an epoch line.
 EPOCH_MONITOR_KEYS = ["param_change", "bn_stats"]
 
 

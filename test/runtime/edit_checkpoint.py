@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # Reads and damages trainer checkpoints (format in
-# runtime/include/traincc/runtime/Checkpoint.h) for test/runtime/*.test.
+# runtime/include/traincc/runtime/loop/Checkpoint.h) for
+# test/runtime/*.test.
 #   edit_checkpoint.py info CKPT
 #       parses the file as documented (header, sections, CRC-32 trailer)
 #       and prints the section tags and sizes.

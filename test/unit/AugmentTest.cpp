@@ -9,9 +9,9 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/Augment.h"
-#include "traincc/runtime/Prefetch.h"
-#include "traincc/runtime/Sampler.h"
+#include "traincc/runtime/data/Augment.h"
+#include "traincc/runtime/data/Prefetch.h"
+#include "traincc/runtime/data/Sampler.h"
 
 #include <set>
 

@@ -2,9 +2,9 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/Checkpoint.h"
-#include "traincc/runtime/JsonLog.h"
-#include "traincc/runtime/Monitors.h"
+#include "traincc/runtime/formats/JsonLog.h"
+#include "traincc/runtime/loop/Checkpoint.h"
+#include "traincc/runtime/loop/Monitors.h"
 
 #include <cmath>
 #include <cstring>

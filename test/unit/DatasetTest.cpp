@@ -2,7 +2,7 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/Dataset.h"
+#include "traincc/runtime/data/Dataset.h"
 
 #include <cmath>
 #include <limits>

@@ -2,7 +2,7 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/Tensor.h"
+#include "traincc/runtime/support/Tensor.h"
 
 #include <cmath>
 #include <memory>

@@ -11,10 +11,10 @@
 #include "TestUtil.h"
 
 #include "../runtime/TestModelMath.h"
-#include "traincc/runtime/CudaDriver.h"
-#include "traincc/runtime/GpuExecutor.h"
-#include "traincc/runtime/Model.h"
-#include "traincc/runtime/StepBackend.h"
+#include "traincc/runtime/exec/CudaDriver.h"
+#include "traincc/runtime/exec/GpuExecutor.h"
+#include "traincc/runtime/exec/StepBackend.h"
+#include "traincc/runtime/support/Model.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -2,11 +2,11 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/Dataset.h"
-#include "traincc/runtime/FashionMnist.h"
-#include "traincc/runtime/File.h"
-#include "traincc/runtime/Idx.h"
-#include "traincc/runtime/Random.h"
+#include "traincc/runtime/data/Dataset.h"
+#include "traincc/runtime/data/FashionMnist.h"
+#include "traincc/runtime/formats/Idx.h"
+#include "traincc/runtime/support/File.h"
+#include "traincc/runtime/support/Random.h"
 
 #include <cmath>
 

@@ -2,8 +2,8 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/JsonLog.h"
-#include "traincc/runtime/Random.h"
+#include "traincc/runtime/formats/JsonLog.h"
+#include "traincc/runtime/support/Random.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -84,7 +84,7 @@ std::vector<double> awkwardDoubles() {
 
 } // namespace
 
-// Tests the exact line formats of DESIGN.md section 5.
+// Tests the exact line formats of docs/ARCHITECTURE.md.
 TEST(JsonLogTest, FormatsLinesExactly) {
   StepRecord step;
   step.step = 3;

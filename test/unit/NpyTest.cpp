@@ -2,9 +2,9 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/File.h"
-#include "traincc/runtime/Npy.h"
-#include "traincc/runtime/Random.h"
+#include "traincc/runtime/formats/Npy.h"
+#include "traincc/runtime/support/File.h"
+#include "traincc/runtime/support/Random.h"
 
 #include <cmath>
 #include <cstring>

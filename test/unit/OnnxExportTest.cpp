@@ -8,8 +8,8 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/OnnxExport.h"
-#include "traincc/runtime/ProtoWire.h"
+#include "traincc/runtime/formats/OnnxExport.h"
+#include "traincc/runtime/formats/ProtoWire.h"
 
 #include <cstring>
 

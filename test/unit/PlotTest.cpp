@@ -2,7 +2,7 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/Plot.h"
+#include "traincc/runtime/formats/Plot.h"
 
 using namespace traincc::rt;
 using namespace traincc::rt::test;

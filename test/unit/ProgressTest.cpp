@@ -2,7 +2,7 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/Progress.h"
+#include "traincc/runtime/loop/Progress.h"
 
 #include <chrono>
 #include <cstdio>

@@ -10,8 +10,8 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/Random.h"
-#include "traincc/runtime/Sampler.h"
+#include "traincc/runtime/data/Sampler.h"
+#include "traincc/runtime/support/Random.h"
 
 #include <algorithm>
 #include <set>

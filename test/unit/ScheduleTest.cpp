@@ -7,8 +7,8 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/Cli.h"
-#include "traincc/runtime/Schedule.h"
+#include "traincc/runtime/commands/Cli.h"
+#include "traincc/runtime/loop/Schedule.h"
 
 #include <cmath>
 #include <limits>
@@ -173,28 +173,28 @@ TEST(Schedule, ParsesLoopFlags) {
        "--checkpoint-every", "100", "--save-best-only", "--keep-last", "0",
        "--resume", "ck/epoch-0001.ckpt"});
   ASSERT_OK(o);
-  EXPECT_EQ(o->schedule, ScheduleKind::Plateau);
-  EXPECT_EQ(*o->warmupSteps, 10);
-  EXPECT_EQ(*o->minLr, 1e-5);
-  EXPECT_EQ(*o->plateauPatience, 2);
-  EXPECT_EQ(*o->plateauFactor, 0.5);
-  EXPECT_EQ(*o->plateauThreshold, 0.01);
-  EXPECT_EQ(*o->cooldown, 1);
-  EXPECT_EQ(*o->monitor, MonitorKind::ValAcc);
-  EXPECT_EQ(*o->earlyStopPatience, 4);
-  EXPECT_EQ(*o->minDelta, 0.001);
-  EXPECT_EQ(*o->gradClipNorm, 1.5);
-  EXPECT_EQ(*o->checkpointDir, "ck");
-  EXPECT_EQ(*o->checkpointEvery, 100);
-  EXPECT_TRUE(o->saveBestOnly);
-  EXPECT_EQ(*o->keepLast, 0);
-  EXPECT_EQ(*o->resumePath, "ck/epoch-0001.ckpt");
+  EXPECT_EQ(o->loop.schedule, ScheduleKind::Plateau);
+  EXPECT_EQ(*o->loop.warmupSteps, 10);
+  EXPECT_EQ(*o->loop.minLr, 1e-5);
+  EXPECT_EQ(*o->loop.plateauPatience, 2);
+  EXPECT_EQ(*o->loop.plateauFactor, 0.5);
+  EXPECT_EQ(*o->loop.plateauThreshold, 0.01);
+  EXPECT_EQ(*o->loop.cooldown, 1);
+  EXPECT_EQ(*o->loop.monitor, MonitorKind::ValAcc);
+  EXPECT_EQ(*o->loop.earlyStopPatience, 4);
+  EXPECT_EQ(*o->loop.minDelta, 0.001);
+  EXPECT_EQ(*o->loop.gradClipNorm, 1.5);
+  EXPECT_EQ(*o->loop.checkpointDir, "ck");
+  EXPECT_EQ(*o->loop.checkpointEvery, 100);
+  EXPECT_TRUE(o->loop.saveBestOnly);
+  EXPECT_EQ(*o->loop.keepLast, 0);
+  EXPECT_EQ(*o->loop.resumePath, "ck/epoch-0001.ckpt");
 
   Expected<TrainerOptions> step =
       parse({"--schedule", "step", "--step-size", "5", "--gamma", "0.3"});
   ASSERT_OK(step);
-  EXPECT_EQ(*step->stepSize, 5);
-  EXPECT_EQ(*step->gamma, 0.3);
+  EXPECT_EQ(*step->loop.stepSize, 5);
+  EXPECT_EQ(*step->loop.gamma, 0.3);
   EXPECT_THAT(errorOf(parse({"--save-best-only"})),
               HasSubstr("--save-best-only needs --checkpoint-dir"));
   EXPECT_THAT(errorOf(parse({"--checkpoint-every", "0"})),

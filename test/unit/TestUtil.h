@@ -8,7 +8,7 @@
 #ifndef TRAINCC_TEST_UNIT_TESTUTIL_H
 #define TRAINCC_TEST_UNIT_TESTUTIL_H
 
-#include "traincc/runtime/Error.h"
+#include "traincc/runtime/support/Error.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

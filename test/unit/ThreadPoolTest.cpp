@@ -3,7 +3,7 @@
 #include "TestUtil.h"
 
 #include "traincc/runtime/ModelABI.h"
-#include "traincc/runtime/ThreadPool.h"
+#include "traincc/runtime/support/ThreadPool.h"
 
 #include <atomic>
 #include <chrono>

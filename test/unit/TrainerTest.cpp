@@ -7,11 +7,11 @@
 
 #include "TestUtil.h"
 
-#include "traincc/runtime/Cli.h"
-#include "traincc/runtime/Evaluate.h"
-#include "traincc/runtime/Model.h"
-#include "traincc/runtime/Random.h"
-#include "traincc/runtime/TrainLoop.h"
+#include "traincc/runtime/commands/Cli.h"
+#include "traincc/runtime/exec/Evaluate.h"
+#include "traincc/runtime/loop/TrainLoop.h"
+#include "traincc/runtime/support/Model.h"
+#include "traincc/runtime/support/Random.h"
 
 #include <cmath>
 #include <cstring>
@@ -66,19 +66,19 @@ TEST(Cli, ParsesTrainOptions) {
   ASSERT_OK(o);
   EXPECT_EQ(o->command, Command::Train);
   EXPECT_FALSE(o->help);
-  EXPECT_EQ(*o->trainX, "x.npy");
-  EXPECT_EQ(*o->trainY, "y.npy");
-  EXPECT_EQ(*o->valSplit, 0.2);
-  EXPECT_EQ(*o->epochs, 3);
-  EXPECT_EQ(*o->maxSteps, 100);
-  EXPECT_EQ(*o->lr, 0.05);
-  EXPECT_EQ(*o->accumSteps, 4);
-  EXPECT_EQ(o->seed, UINT64_MAX);
-  EXPECT_FALSE(o->shuffle);
-  EXPECT_EQ(o->classWeights, (std::vector<double>{1, 2.5, 0}));
+  EXPECT_EQ(*o->data.trainX, "x.npy");
+  EXPECT_EQ(*o->data.trainY, "y.npy");
+  EXPECT_EQ(*o->data.valSplit, 0.2);
+  EXPECT_EQ(*o->loop.epochs, 3);
+  EXPECT_EQ(*o->loop.maxSteps, 100);
+  EXPECT_EQ(*o->loop.lr, 0.05);
+  EXPECT_EQ(*o->loop.accumSteps, 4);
+  EXPECT_EQ(o->loop.seed, UINT64_MAX);
+  EXPECT_FALSE(o->loop.shuffle);
+  EXPECT_EQ(o->loop.classWeights, (std::vector<double>{1, 2.5, 0}));
   EXPECT_EQ(*o->threads, 2);
   EXPECT_EQ(o->device, DeviceChoice::Cpu);
-  EXPECT_EQ(*o->logPath, "log.jsonl");
+  EXPECT_EQ(*o->loop.logPath, "log.jsonl");
   EXPECT_EQ(*o->exportPath, "out.onnx");
 }
 
@@ -87,7 +87,7 @@ TEST(Cli, ParsesOtherCommands) {
   Expected<TrainerOptions> eval = parse({"eval", "--dataset", "fashion-mnist"});
   ASSERT_OK(eval);
   EXPECT_EQ(eval->command, Command::Eval);
-  EXPECT_EQ(*eval->dataset, "fashion-mnist");
+  EXPECT_EQ(*eval->data.dataset, "fashion-mnist");
   Expected<TrainerOptions> predict =
       parse({"predict", "--x", "x.npy", "--output", "p.npy"});
   ASSERT_OK(predict);
@@ -278,8 +278,9 @@ TEST(TrainLoop, ResolvesDefaults) {
   fake.model.accum_steps = 3;
   Expected<ModelInfo> info = inspectModel(&fake.model);
   ASSERT_OK(info);
-  TrainerOptions options;
-  TrainingSettings s = resolveTrainingSettings(options, *info);
+  LoopOptions options;
+  DataOptions data;
+  TrainingSettings s = resolveTrainingSettings(options, data, *info);
   EXPECT_EQ(s.accumSteps, 3);
   EXPECT_EQ(s.learningRate, 0.01);
   EXPECT_EQ(*s.epochs, 1);
@@ -288,7 +289,7 @@ TEST(TrainLoop, ResolvesDefaults) {
   options.accumSteps = 5;
   options.maxSteps = 10;
   fake.model.optimizer = TRAINCC_OPTIMIZER_ADAM;
-  s = resolveTrainingSettings(options, *info);
+  s = resolveTrainingSettings(options, data, *info);
   EXPECT_EQ(s.accumSteps, 5);
   EXPECT_EQ(s.learningRate, 0.001);
   EXPECT_FALSE(s.epochs);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # An independent implementation of the augmentation draws documented in
-# runtime/include/traincc/runtime/Augment.h. AugmentTest.cpp pins the draws
-# this script prints; rerun it when the rules change.
+# runtime/include/traincc/runtime/data/Augment.h. AugmentTest.cpp pins the
+# draws this script prints; rerun it when the rules change.
 from sampler_reference import MASK, SplitMix64, mix, nth_output
 
 AUGMENT_STREAM = int.from_bytes(b"augment!", "big")

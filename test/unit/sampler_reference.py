@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # An independent implementation of the data-order rules documented in
-# runtime/include/traincc/runtime/Sampler.h and Random.h. SamplerTest.cpp pins
-# the sequences this script prints; rerun it when the rules change.
+# runtime/include/traincc/runtime/data/Sampler.h and support/Random.h.
+# SamplerTest.cpp pins the sequences this script prints; rerun it when the
+# rules change.
 
 MASK = (1 << 64) - 1
 GAMMA = 0x9E3779B97F4A7C15

@@ -11,6 +11,9 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+#include <type_traits>
+
 namespace cl = llvm::cl;
 using traincc::EmitKind;
 
@@ -90,51 +93,49 @@ static cl::opt<bool> listOps(
     cl::desc("Print the supported ONNX op types, one per line, and exit"),
     cl::cat(category));
 
-static cl::opt<std::string>
-    loss("loss", cl::desc("auto | cross-entropy | mse | output (default auto: "
-                          "output for a scalar output, cross-entropy for "
-                          "[N, C] logits, mse otherwise)"),
-         cl::init("auto"), cl::cat(trainingCategory));
-static cl::opt<std::string>
-    optimizer("optimizer", cl::desc("sgd | adam | adamw (PyTorch semantics)"),
-              cl::init("sgd"), cl::cat(trainingCategory));
-static cl::opt<double> momentum("momentum", cl::desc("SGD momentum"),
-                                cl::init(0.0), cl::cat(trainingCategory));
-static cl::opt<double> dampening("dampening", cl::desc("SGD dampening"),
-                                 cl::init(0.0), cl::cat(trainingCategory));
-static cl::opt<bool> nesterov("nesterov", cl::desc("SGD Nesterov momentum"),
-                              cl::cat(trainingCategory));
-static cl::opt<double> weightDecay(
-    "weight-decay",
-    cl::desc("Weight decay: L2 added to the gradient (sgd, adam), decoupled "
-             "(adamw)"),
-    cl::init(0.0), cl::cat(trainingCategory));
-static cl::opt<std::string> noDecay(
-    "no-decay",
-    cl::desc("Parameters exempt from weight decay (regex on the whole name)"),
-    cl::value_desc("REGEX"), cl::init(""), cl::cat(trainingCategory));
-static cl::opt<double> beta1("beta1", cl::desc("Adam beta1"), cl::init(0.9),
-                             cl::cat(trainingCategory));
-static cl::opt<double> beta2("beta2", cl::desc("Adam beta2"), cl::init(0.999),
-                             cl::cat(trainingCategory));
-static cl::opt<double> eps("eps", cl::desc("Adam epsilon"), cl::init(1e-8),
-                           cl::cat(trainingCategory));
-static cl::opt<std::string> bnStats(
-    "bn-stats",
-    cl::desc("micro: BatchNorm running statistics updated every micro-batch "
-             "(PyTorch); step: once per optimizer step from the pooled "
-             "statistics of all micro-batches"),
-    cl::init("micro"), cl::cat(trainingCategory));
-static cl::opt<int64_t> accumSteps(
-    "accum-steps",
-    cl::desc("Micro-batches per optimizer step (the trainer's default)"),
-    cl::value_desc("K"), cl::init(1), cl::cat(trainingCategory));
-static cl::opt<std::string>
-    freeze("freeze",
-           cl::desc("Parameters to keep fixed (regex on the whole name)"),
-           cl::value_desc("REGEX"), cl::init(""), cl::cat(trainingCategory));
+// One flag per entry of TrainingOptions.def; enumerated options are read as
+// text and parsed by collectOptions, which names the flag and the choices.
+template <typename T>
+using FlagType = std::conditional_t<std::is_enum_v<T>, std::string, T>;
 
-static traincc::CompileOptions collectOptions() {
+template <typename T>
+static FlagType<T> flagDefault(T value) {
+  if constexpr (std::is_enum_v<T>)
+    return traincc::stringifyEnum(value).str();
+  else
+    return value;
+}
+
+namespace training_flags {
+using namespace traincc;
+#define TRAINING_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)          \
+  static cl::opt<FlagType<TYPE>>                                               \
+      FIELD(FLAG, cl::desc(HELP), cl::value_desc(VALUE_NAME),                  \
+            cl::init(flagDefault<TYPE>(DEFAULT)), cl::cat(trainingCategory));
+#include "traincc/Transforms/TrainingOptions.def"
+} // namespace training_flags
+
+/// Reads flag `--FLAG`'s value into `field`; false (with the error printed)
+/// for a spelling that names no value of an enumeration.
+template <typename T>
+static bool readFlag(llvm::StringRef flag, const FlagType<T> &value,
+                     T &field) {
+  if constexpr (std::is_enum_v<T>) {
+    std::optional<T> parsed = traincc::symbolizeEnum<T>(value);
+    if (!parsed) {
+      llvm::errs() << "traincc: error: --" << flag << " must be "
+                   << traincc::enumSpellingList<T>() << ", got '" << value
+                   << "'\n";
+      return false;
+    }
+    field = *parsed;
+  } else {
+    field = value;
+  }
+  return true;
+}
+
+static std::optional<traincc::CompileOptions> collectOptions() {
   traincc::CompileOptions options;
   options.inputPath = inputPath;
   options.outputPath = outputPath;
@@ -152,20 +153,12 @@ static traincc::CompileOptions collectOptions() {
   options.batchSize = batchSize;
   options.report = report;
   options.printWeights = printWeights;
-  traincc::TrainingOptions &t = options.training;
-  t.loss = loss;
-  t.optimizer = optimizer;
-  t.momentum = momentum;
-  t.dampening = dampening;
-  t.nesterov = nesterov;
-  t.weightDecay = weightDecay;
-  t.noDecay = noDecay;
-  t.beta1 = beta1;
-  t.beta2 = beta2;
-  t.eps = eps;
-  t.bnStats = bnStats;
-  t.accumSteps = accumSteps;
-  t.freeze = freeze;
+  using namespace traincc;
+  TrainingOptions &t = options.training;
+#define TRAINING_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)          \
+  if (!readFlag<TYPE>(FLAG, training_flags::FIELD, t.FIELD))                   \
+    return std::nullopt;
+#include "traincc/Transforms/TrainingOptions.def"
   return options;
 }
 
@@ -179,5 +172,6 @@ int main(int argc, char **argv) {
       llvm::outs() << op << "\n";
     return 0;
   }
-  return traincc::runCompile(collectOptions());
+  std::optional<traincc::CompileOptions> options = collectOptions();
+  return options ? traincc::runCompile(*options) : 1;
 }

@@ -9,6 +9,8 @@
 #ifndef TRAINCC_DRIVER_COMPILE_H
 #define TRAINCC_DRIVER_COMPILE_H
 
+#include "traincc/Transforms/TrainingOptions.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -37,23 +39,6 @@ enum class EmitKind {
   /// The training-step functions (@micro_step, @apply_step, @eval_step)
   /// in the Train dialect as MLIR text.
   StepMLIR,
-};
-
-/// How the trainer trains: the compile-time half of DESIGN.md section 5.
-struct TrainingOptions {
-  std::string loss = "auto";
-  std::string optimizer = "sgd";
-  double momentum = 0.0;
-  double dampening = 0.0;
-  bool nesterov = false;
-  double weightDecay = 0.0;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  std::string noDecay;
-  std::string bnStats = "micro";
-  int64_t accumSteps = 1;
-  std::string freeze;
 };
 
 struct CompileOptions {

@@ -8,6 +8,8 @@
 #ifndef TRAINCC_PIPELINES_PIPELINES_H
 #define TRAINCC_PIPELINES_PIPELINES_H
 
+#include "traincc/Transforms/TrainingOptions.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -25,47 +27,37 @@ struct ImportPipelineOptions
 void buildImportPipeline(mlir::OpPassManager &pm,
                          const ImportPipelineOptions &options);
 
+/// The options of TrainingOptions.def that shape the training step, as
+/// pipeline options (`-traincc-training-pipeline='optimizer=adamw ...'`).
 struct TrainingPipelineOptions
     : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
-  Option<std::string> loss{*this, "loss",
-                           llvm::cl::desc("auto, cross-entropy, mse or output"),
-                           llvm::cl::init("auto")};
-  Option<std::string> optimizer{*this, "optimizer",
-                                llvm::cl::desc("sgd, adam or adamw"),
-                                llvm::cl::init("sgd")};
-  Option<double> momentum{*this, "momentum", llvm::cl::desc("SGD momentum"),
-                          llvm::cl::init(0.0)};
-  Option<double> dampening{*this, "dampening",
-                           llvm::cl::desc("SGD dampening"),
-                           llvm::cl::init(0.0)};
-  Option<bool> nesterov{*this, "nesterov",
-                        llvm::cl::desc("SGD Nesterov momentum"),
-                        llvm::cl::init(false)};
-  Option<double> weightDecay{*this, "weight-decay",
-                             llvm::cl::desc("Weight decay"),
-                             llvm::cl::init(0.0)};
-  Option<double> beta1{*this, "beta1", llvm::cl::desc("Adam beta1"),
-                       llvm::cl::init(0.9)};
-  Option<double> beta2{*this, "beta2", llvm::cl::desc("Adam beta2"),
-                       llvm::cl::init(0.999)};
-  Option<double> eps{*this, "eps", llvm::cl::desc("Adam epsilon"),
-                     llvm::cl::init(1e-8)};
-  Option<std::string> noDecay{
-      *this, "no-decay",
-      llvm::cl::desc("Regex of parameters exempt from weight decay"),
-      llvm::cl::init("")};
-  Option<std::string> bnStats{*this, "bn-stats",
-                              llvm::cl::desc("micro or step"),
-                              llvm::cl::init("micro")};
-  Option<std::string> freeze{*this, "freeze",
-                             llvm::cl::desc("Regex of parameters to freeze"),
-                             llvm::cl::init("")};
+#define TRAINER_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)
+#define TRAINING_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)          \
+  Option<TYPE> FIELD{*this, FLAG, llvm::cl::desc(HELP),                        \
+                     llvm::cl::init(DEFAULT), clValuesOf<TYPE>()};
+#include "traincc/Transforms/TrainingOptions.def"
+
+  /// The training options these pipeline options give (the others at
+  /// their defaults).
+  TrainingOptions toTrainingOptions() const;
 };
 
 /// From a Train forward graph to the step functions @micro_step,
 /// @apply_step and @eval_step.
 void buildTrainingPipeline(mlir::OpPassManager &pm,
-                           const TrainingPipelineOptions &options);
+                           const TrainingOptions &options);
+
+/// Step functions in the Train dialect -> linalg on tensors: compute ops
+/// become linalg, and parameter reads and in-place updates become function
+/// arguments and linalg on them (`--emit=linalg-mlir`).
+void buildTrainToLinalgPipeline(mlir::OpPassManager &pm);
+
+/// Step functions in the Train dialect -> functions on memrefs, for the CPU
+/// and the GPU alike: buildTrainToLinalgPipeline, then bufferization;
+/// parameters are arguments updated in place, results become output
+/// arguments. The signature is final after this stage (the driver reads it
+/// to generate the trainer's descriptor).
+void buildBufferizePipeline(mlir::OpPassManager &pm);
 
 struct CPUCodegenPipelineOptions
     : public mlir::PassPipelineOptions<CPUCodegenPipelineOptions> {
@@ -76,14 +68,8 @@ struct CPUCodegenPipelineOptions
       llvm::cl::init(true)};
 };
 
-/// Step functions in the Train dialect -> functions on memrefs: compute ops
-/// become linalg, parameters become arguments updated in place, results
-/// become output arguments. The signature is final after this stage (the
-/// driver reads it to generate the trainer's descriptor).
-void buildCPUBufferizePipeline(mlir::OpPassManager &pm,
-                               const CPUCodegenPipelineOptions &options);
-
-/// Functions on memrefs -> the LLVM dialect, with bare-pointer arguments.
+/// Functions on memrefs -> CPU loop nests in the LLVM dialect, with
+/// bare-pointer arguments.
 void buildCPULowerToLLVMPipeline(mlir::OpPassManager &pm,
                                  const CPUCodegenPipelineOptions &options);
 
@@ -98,11 +84,11 @@ struct GPUCodegenPipelineOptions
       llvm::cl::init("/usr/local/cuda")};
 };
 
-/// Functions on memrefs (after buildCPUBufferizePipeline) -> GPU steps: each
-/// step function becomes a sequence of gpu.launch_func over its buffer
-/// arguments, and the kernels one gpu.binary holding their PTX.
-void buildGPULowerPipeline(mlir::OpPassManager &pm,
-                           const GPUCodegenPipelineOptions &options);
+/// Functions on memrefs -> GPU steps: each step function becomes a sequence
+/// of gpu.launch_func over its buffer arguments, and the kernels one
+/// gpu.binary holding their PTX.
+void buildGPULowerToNVVMPipeline(mlir::OpPassManager &pm,
+                                 const GPUCodegenPipelineOptions &options);
 
 /// Functions on memrefs -> the GPU kernels compiled for the CPU (threads one
 /// after another, or as fibers meeting at barriers for kernels that share

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "traincc/Dialect/Train/IR/TrainDialect.h"
+#include "traincc/Transforms/TrainingOptions.h"
 
 namespace traincc {
 

@@ -48,8 +48,10 @@ def AppendLossPass : Pass<"traincc-append-loss", "mlir::ModuleOp"> {
     `output` uses the model's own scalar output and takes no target.
   }];
   let options = [
-    Option<"loss", "loss", "std::string", /*default=*/"\"auto\"",
-           "auto, cross-entropy, mse or output">
+    Option<"loss", "loss", "::traincc::LossKind",
+           /*default=*/"::traincc::LossKind::Auto",
+           "auto, cross-entropy, mse or output",
+           "::traincc::EnumClValues<::traincc::LossKind>()">
   ];
   let dependentDialects = ["::traincc::train::TrainDialect",
                            "::mlir::func::FuncDialect"];
@@ -74,8 +76,9 @@ def ExplicitTrainingModePass
     micro-batches: the statistics of the whole effective batch.
   }];
   let options = [
-    Option<"bnStats", "bn-stats", "std::string", /*default=*/"\"micro\"",
-           "micro or step">
+    Option<"bnStats", "bn-stats", "::traincc::BNStatsMode",
+           /*default=*/"::traincc::BNStatsMode::Micro", "micro or step",
+           "::traincc::EnumClValues<::traincc::BNStatsMode>()">
   ];
   // bn-stats=step scales its accumulations with an arith.constant.
   let dependentDialects = ["::traincc::train::TrainDialect",
@@ -111,8 +114,9 @@ def BuildOptimizerPass : Pass<"traincc-build-optimizer", "mlir::ModuleOp"> {
     unless its name matches `no-decay`.
   }];
   let options = [
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "sgd, adam or adamw">,
+    Option<"optimizer", "optimizer", "::traincc::OptimizerKind",
+           /*default=*/"::traincc::OptimizerKind::SGD", "sgd, adam or adamw",
+           "::traincc::EnumClValues<::traincc::OptimizerKind>()">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",
            "SGD momentum">,
     Option<"dampening", "dampening", "double", /*default=*/"0.0",

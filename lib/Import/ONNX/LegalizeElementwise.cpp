@@ -158,10 +158,7 @@ LogicalResult legalizeVariadicSelect(const ONNXNode &node,
     node.emitError() << "needs at least one input";
     return failure();
   }
-  SmallVector<DenseElementsAttr> constants;
-  for (unsigned i = 0; i < count; ++i)
-    if (DenseElementsAttr value = node.getConstantInput(i))
-      constants.push_back(value);
+  SmallVector<DenseElementsAttr> constants = getConstantInputs(node);
   if (constants.size() == count) {
     DenseElementsAttr folded = constants.front();
     for (DenseElementsAttr value : ArrayRef(constants).drop_front()) {

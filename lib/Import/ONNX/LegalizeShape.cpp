@@ -54,6 +54,32 @@ LogicalResult finishWithConstant(const ONNXNode &node, RewriterBase &rewriter,
   return failed(constant) ? failure() : finishNode(node, rewriter, *constant);
 }
 
+/// Replaces the node by a strided view of `constant` folded to a constant of
+/// `resultType`: its element at index r reads `constant`'s element at linear
+/// position offset + sum of r[i] * strides[i]. Transpose and Slice fold so.
+LogicalResult finishWithStridedView(const ONNXNode &node,
+                                    RewriterBase &rewriter,
+                                    DenseElementsAttr constant,
+                                    RankedTensorType resultType, int64_t offset,
+                                    ArrayRef<int64_t> strides) {
+  ArrayRef<int64_t> shape = resultType.getShape();
+  int64_t rank = shape.size();
+  SmallVector<int64_t> index(rank, 0), picks;
+  for (int64_t n = 0, e = resultType.getNumElements(); n < e; ++n) {
+    int64_t linear = offset;
+    for (int64_t i = 0; i < rank; ++i)
+      linear += index[i] * strides[i];
+    picks.push_back(linear);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return finishWithConstant(node, rewriter,
+                            pickElements(constant, resultType, picks));
+}
+
 /// Normalises `axes` against `rank`; an error on repeats.
 FailureOr<SmallVector<int64_t>>
 normalizeAxes(const ONNXNode &node, ArrayRef<int64_t> axes, int64_t rank) {
@@ -238,10 +264,7 @@ LogicalResult legalizeConcat(const ONNXNode &node, RewriterBase &rewriter) {
     node.emitError() << "needs at least one input";
     return failure();
   }
-  SmallVector<DenseElementsAttr> constants;
-  for (unsigned i = 0; i < count; ++i)
-    if (DenseElementsAttr constant = node.getConstantInput(i))
-      constants.push_back(constant);
+  SmallVector<DenseElementsAttr> constants = getConstantInputs(node);
   if (constants.size() != count) {
     SmallVector<Value> inputs;
     for (unsigned i = 0; i < count; ++i) {
@@ -413,25 +436,16 @@ LogicalResult legalizeTranspose(const ONNXNode &node, RewriterBase &rewriter) {
                              : finishNode(node, rewriter, *transpose);
   }
   // Fold: result index r reads input index s with s[perm[i]] = r[i].
-  SmallVector<int64_t> shape;
-  for (int64_t axis : perm)
-    shape.push_back(type->getDimSize(axis));
   SmallVector<int64_t> inputStrides = getStrides(type->getShape());
-  SmallVector<int64_t> index(rank, 0), picks;
-  for (int64_t n = 0, e = type->getNumElements(); n < e; ++n) {
-    int64_t linear = 0;
-    for (int64_t i = 0; i < rank; ++i)
-      linear += index[i] * inputStrides[perm[i]];
-    picks.push_back(linear);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
+  SmallVector<int64_t> shape, strides;
+  for (int64_t axis : perm) {
+    shape.push_back(type->getDimSize(axis));
+    strides.push_back(inputStrides[axis]);
   }
-  auto resultType = RankedTensorType::get(shape, type->getElementType());
-  return finishWithConstant(node, rewriter,
-                            pickElements(constant, resultType, picks));
+  return finishWithStridedView(
+      node, rewriter, constant,
+      RankedTensorType::get(shape, type->getElementType()), /*offset=*/0,
+      strides);
 }
 
 /// Slice parameters of one call: attributes before opset 10, constant
@@ -534,22 +548,15 @@ LogicalResult legalizeSlice(const ONNXNode &node, RewriterBase &rewriter) {
     int64_t step = std::abs(allSteps[i]);
     shape.push_back(std::max<int64_t>(0, (distance + step - 1) / step));
   }
-  SmallVector<int64_t> inputStrides = getStrides(type->getShape());
-  SmallVector<int64_t> index(rank, 0), picks;
-  for (int64_t n = 0, e = product(shape); n < e; ++n) {
-    int64_t linear = 0;
-    for (int64_t i = 0; i < rank; ++i)
-      linear += (allStarts[i] + index[i] * allSteps[i]) * inputStrides[i];
-    picks.push_back(linear);
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
+  SmallVector<int64_t> inputStrides = getStrides(type->getShape()), strides;
+  int64_t offset = 0;
+  for (int64_t i = 0; i < rank; ++i) {
+    offset += allStarts[i] * inputStrides[i];
+    strides.push_back(allSteps[i] * inputStrides[i]);
   }
-  auto resultType = RankedTensorType::get(shape, type->getElementType());
-  return finishWithConstant(node, rewriter,
-                            pickElements(constant, resultType, picks));
+  return finishWithStridedView(
+      node, rewriter, constant,
+      RankedTensorType::get(shape, type->getElementType()), offset, strides);
 }
 
 } // namespace

@@ -9,19 +9,6 @@ using namespace mlir;
 using namespace traincc;
 using namespace traincc::onnx_import;
 
-namespace {
-
-std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "[";
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return text;
-}
-
-} // namespace
-
 //===----------------------------------------------------------------------===//
 // Inputs, outputs and results
 //===----------------------------------------------------------------------===//
@@ -144,6 +131,15 @@ LogicalResult onnx_import::detail::inferWithNodeDiagnostic(
 // Constants and folding
 //===----------------------------------------------------------------------===//
 
+SmallVector<DenseElementsAttr>
+onnx_import::getConstantInputs(const ONNXNode &node) {
+  SmallVector<DenseElementsAttr> constants;
+  for (unsigned i = 0, e = node.getNumInputs(); i < e; ++i)
+    if (DenseElementsAttr constant = node.getConstantInput(i))
+      constants.push_back(constant);
+  return constants;
+}
+
 SmallVector<int64_t> onnx_import::getStrides(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
@@ -167,7 +163,7 @@ LogicalResult onnx_import::checkFoldSize(const ONNXNode &node,
   for (int64_t dim : shape) {
     if (dim < 0 || (dim > 0 && count > kMaxFoldedElements / dim)) {
       node.emitError() << "folding would create a constant of shape "
-                       << shapeString(shape) << ", more than "
+                       << train::shapeString(shape) << ", more than "
                        << kMaxFoldedElements << " elements";
       return failure();
     }
@@ -248,8 +244,8 @@ FailureOr<DenseElementsAttr> onnx_import::foldBinary(const ONNXNode &node,
   FailureOr<SmallVector<int64_t>> shape =
       train::broadcastShapes(lhsShape, rhsShape);
   if (failed(shape)) {
-    node.emitError() << "shapes " << shapeString(lhsShape) << " and "
-                     << shapeString(rhsShape) << " do not broadcast";
+    node.emitError() << "shapes " << train::shapeString(lhsShape) << " and "
+                     << train::shapeString(rhsShape) << " do not broadcast";
     return failure();
   }
   if (failed(checkFoldSize(node, *shape)))

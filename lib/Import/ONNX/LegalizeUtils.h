@@ -112,6 +112,11 @@ mlir::FailureOr<mlir::Value> createNodeConstant(const ONNXNode &node,
                                                 mlir::RewriterBase &rewriter,
                                                 mlir::DenseElementsAttr value);
 
+/// The node's inputs that are constants, in order: all of them when a
+/// variadic node (Concat, Max, Min) can fold.
+llvm::SmallVector<mlir::DenseElementsAttr>
+getConstantInputs(const ONNXNode &node);
+
 /// The tensor of type `type` whose element i is `source`'s element
 /// `indices[i]` (linear, row-major): the common core of every
 /// data-movement fold.

@@ -62,33 +62,18 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import zlib
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lib"))
+from mlir_harness import Failure, run, run_main, short, tensor_shape  # noqa: E402
+
 DEFAULT_LLVM_BIN = "/usr/lib/llvm-22/bin"
 DEFAULT_LLVM_LIB = "/usr/lib/llvm-22/lib"
-
-# Upstream lowering from linalg on tensors to LLVM (as the ONNX numeric
-# harness, test/Codegen/numeric/onnx_node_numeric.py, does).
-LLVM_PIPELINE = [
-    "--convert-elementwise-to-linalg",
-    "--one-shot-bufferize=bufferize-function-boundaries",
-    "--convert-linalg-to-loops",
-    "--convert-scf-to-cf",
-    "--expand-strided-metadata",
-    "--lower-affine",
-    "--convert-math-to-llvm",
-    "--convert-math-to-libm",
-    "--finalize-memref-to-llvm",
-    "--convert-arith-to-llvm",
-    "--convert-func-to-llvm",
-    "--convert-cf-to-llvm",
-    "--reconcile-unrealized-casts",
-]
 
 # Largest error per --dtype: f64 against finite differences; the others
 # against f64 gradients, where inputs rounded to the type and its rounding
@@ -114,37 +99,6 @@ ARG_RE = re.compile(
 # (max |numeric|, or max |f64 gradient|).
 Row = collections.namedtuple(
     "Row", "param error note checks evaluations scale")
-
-
-class Failure(Exception):
-    def __init__(self, stage, message):
-        super().__init__(message)
-        self.stage = stage
-
-
-def run(cmd, timeout, stdin=None):
-    try:
-        proc = subprocess.run(cmd, input=stdin, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=timeout,
-                              check=False)
-    except subprocess.TimeoutExpired:
-        return -1, b"", b"timed out after %d s" % timeout
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def short(text, lines=8):
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    out = text.strip().splitlines()
-    if len(out) > lines:
-        out = out[:lines] + ["... (%d more lines)" % (len(out) - lines)]
-    return "\n".join("      " + line for line in out)
-
-
-def tensor_shape(type_):
-    """(shape, element) of `tensor<2x3xf64>`."""
-    parts = type_[len("tensor<"):-1].split("x")
-    return tuple(int(p) for p in parts[:-1]), parts[-1]
 
 
 def as_f64(type_):
@@ -438,17 +392,20 @@ def lower_and_run(module_text, main_text, tools, options, work, tag):
     program = lowered[:lowered.rstrip().rfind("}")] + main_text + "}\n"
     with open(os.path.join(work, tag + "-linalg.mlir"), "w") as f:
         f.write(program)
-    code, llvm_ir, err = run([tools["mlir-opt"]] + LLVM_PIPELINE,
-                             options.timeout, program.encode())
-    if code != 0:
-        raise Failure("llvm", short(err))
-    code, out, err = run([tools["mlir-runner"], "-e", "main",
-                          "-entry-point-result=void",
-                          "-shared-libs=" + ",".join(tools["runtime-libs"])],
-                         options.timeout, llvm_ir)
-    if code != 0:
-        raise Failure("run", short(err))
-    return out
+    return run_main(program, tools, options.timeout)
+
+
+def run_printing(module, main, value, type_, tools, options, tag):
+    """Ends `main` (the opening of @main, which defines `value`) by printing
+    `value` : `type_`, lowers and runs it with the Train `module`, and
+    returns the printed tensor."""
+    main += "\n".join(print_lines(value, type_, 0))
+    main += ("\n    return\n  }\n"
+             "  func.func private @printMemrefI64(memref<*xi64>) "
+             "attributes {llvm.emit_c_interface}\n")
+    with tempfile.TemporaryDirectory(prefix="traincc-gradcheck-") as work:
+        out = lower_and_run(module, main, tools, options, work, tag)
+    return parse_printed(out, [type_])[0]
 
 
 def evaluate(text, directives, tools, options, seed, work, finite_differences,
@@ -637,13 +594,7 @@ def check_dropout_mask(tools, options):
     main = ("  func.func @main() {\n"
             "    %%s = arith.constant %d : i64\n"
             "    %%r = func.call @mask(%%s) : (i64) -> %s\n" % (seed, type_))
-    main += "\n".join(print_lines("%r", type_, 0))
-    main += ("\n    return\n  }\n"
-             "  func.func private @printMemrefI64(memref<*xi64>) "
-             "attributes {llvm.emit_c_interface}\n")
-    with tempfile.TemporaryDirectory(prefix="traincc-gradcheck-") as work:
-        out = lower_and_run(module, main, tools, options, work, "mask")
-    got = parse_printed(out, [type_])[0]
+    got = run_printing(module, main, "%r", type_, tools, options, "mask")
     want = dropout_reference(seed, stream, ratio, shape)
     dropped = float(np.mean(got == 0.0))
     if not np.array_equal(got, want):
@@ -691,13 +642,7 @@ def check_max_pool_ties(tools, options):
             "    %%dx = func.call @pool_grad(%%dy, %%x) : (%s, %s) -> %s\n"
             % (hex_constant(dy, out_type), hex_constant(x, in_type),
                out_type, in_type, in_type))
-    main += "\n".join(print_lines("%dx", in_type, 0))
-    main += ("\n    return\n  }\n"
-             "  func.func private @printMemrefI64(memref<*xi64>) "
-             "attributes {llvm.emit_c_interface}\n")
-    with tempfile.TemporaryDirectory(prefix="traincc-gradcheck-") as work:
-        out = lower_and_run(module, main, tools, options, work, "ties")
-    got = parse_printed(out, [in_type])[0]
+    got = run_printing(module, main, "%dx", in_type, tools, options, "ties")
     # Equal but for the order in which an input that wins several windows
     # sums their gradients; a wrong winner is off by a whole gradient.
     wrong = ~np.isclose(got, want, rtol=1e-12, atol=1e-12)

@@ -1,8 +1,8 @@
 //===- FakeCuda.cpp - A CUDA driver that runs on the CPU, for tests -------===//
 //
 // libtraincc-fake-cuda.so exports the driver entry points the trainer
-// runtime loads (runtime/include/traincc/runtime/CudaDriver.h), so that the
-// CUDA backend is tested without a GPU (TRAINCC_LIBCUDA=<this library>):
+// runtime loads (runtime/include/traincc/runtime/exec/CudaDriver.h), so that
+// the CUDA backend is tested without a GPU (TRAINCC_LIBCUDA=<this library>):
 //
 // * Device memory is host memory, filled with 0xff bytes (NaN floats) when
 //   allocated, as real device memory is not zeroed. Copies and kernel

@@ -45,11 +45,19 @@ static OpFoldResult foldNeutralRhs(Value lhs, Attribute rhsValue,
   return {};
 }
 
-OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
-  if (OpFoldResult folded =
-          foldNeutralRhs(getLhs(), adaptor.getRhs(), getType(), 0.0))
+/// The same for a commutative op, whose neutral constant may stand on
+/// either side.
+static OpFoldResult foldNeutralOperand(Operation *op, Attribute lhsValue,
+                                       Attribute rhsValue, double neutral) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Type resultType = op->getResult(0).getType();
+  if (OpFoldResult folded = foldNeutralRhs(lhs, rhsValue, resultType, neutral))
     return folded;
-  return foldNeutralRhs(getRhs(), adaptor.getLhs(), getType(), 0.0);
+  return foldNeutralRhs(rhs, lhsValue, resultType, neutral);
+}
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  return foldNeutralOperand(*this, adaptor.getLhs(), adaptor.getRhs(), 0.0);
 }
 
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
@@ -57,10 +65,7 @@ OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
-  if (OpFoldResult folded =
-          foldNeutralRhs(getLhs(), adaptor.getRhs(), getType(), 1.0))
-    return folded;
-  return foldNeutralRhs(getRhs(), adaptor.getLhs(), getType(), 1.0);
+  return foldNeutralOperand(*this, adaptor.getLhs(), adaptor.getRhs(), 1.0);
 }
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {

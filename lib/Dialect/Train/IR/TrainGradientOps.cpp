@@ -35,6 +35,15 @@ LogicalResult checkLogitsAndLabels(std::optional<Location> loc,
   return success();
 }
 
+/// Checks a regression loss's target against its prediction: same type.
+LogicalResult checkTarget(std::optional<Location> loc,
+                          RankedTensorType prediction, Value target) {
+  if (prediction != target.getType())
+    return emitOptionalError(loc, "target type ", target.getType(),
+                             " differs from prediction type ", prediction);
+  return success();
+}
+
 /// The result type of a loss with the given reduction over N samples.
 RankedTensorType lossType(Reduction reduction, int64_t samples,
                           Type elementType) {
@@ -115,9 +124,8 @@ LogicalResult MSEOp::inferReturnTypes(MLIRContext *,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
   RankedTensorType prediction = rankedType(adaptor.getPrediction());
-  if (prediction != adaptor.getTarget().getType())
-    return emitOptionalError(loc, "target type ", adaptor.getTarget().getType(),
-                             " differs from prediction type ", prediction);
+  if (failed(checkTarget(loc, prediction, adaptor.getTarget())))
+    return failure();
   if (prediction.getRank() < 1)
     return emitOptionalError(loc, "prediction needs a batch axis");
   types.push_back(lossType(adaptor.getReduction(), prediction.getDimSize(0),
@@ -131,11 +139,9 @@ LogicalResult MSEBackwardOp::inferReturnTypes(MLIRContext *,
                                               SmallVectorImpl<Type> &types) {
   RankedTensorType prediction = rankedType(adaptor.getPrediction());
   if (failed(checkScalarGrad(loc, adaptor.getGrad(),
-                             prediction.getElementType())))
+                             prediction.getElementType())) ||
+      failed(checkTarget(loc, prediction, adaptor.getTarget())))
     return failure();
-  if (prediction != adaptor.getTarget().getType())
-    return emitOptionalError(loc, "target type ", adaptor.getTarget().getType(),
-                             " differs from prediction type ", prediction);
   types.push_back(prediction);
   return success();
 }

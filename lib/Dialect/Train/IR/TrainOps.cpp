@@ -20,6 +20,15 @@ using namespace traincc::train;
 
 namespace traincc::train {
 
+std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return text;
+}
+
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
                                                 ArrayRef<int64_t> rhs) {
   size_t rank = std::max(lhs.size(), rhs.size());
@@ -57,15 +66,6 @@ namespace {
 
 RankedTensorType rankedType(Value value) {
   return cast<RankedTensorType>(value.getType());
-}
-
-std::string shapeString(ArrayRef<int64_t> shape) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "[";
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return text;
 }
 
 /// Checks the window attributes shared by convolution and pooling: one stride

@@ -17,7 +17,8 @@
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Train_SoftmaxCrossEntropyOp : Train_ComputeOp<"softmax_cross_entropy"> {
+def Train_SoftmaxCrossEntropyOp
+    : Train_ComputeOp<"softmax_cross_entropy", [Train_Differentiable]> {
   let summary = "cross-entropy of softmax(logits) against class labels";
   let description = [{
     Logits are [N, C], labels int64 [N] in [0, C). With `mean` reduction the
@@ -60,7 +61,7 @@ def Train_SoftmaxCrossEntropyBackwardOp
   }];
 }
 
-def Train_MSEOp : Train_ComputeOp<"mse"> {
+def Train_MSEOp : Train_ComputeOp<"mse", [Train_Differentiable]> {
   let summary = "mean squared error";
   let description = [{
     With `mean` reduction, the mean over every element (PyTorch

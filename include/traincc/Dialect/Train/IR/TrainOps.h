@@ -11,6 +11,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "traincc/Dialect/Train/IR/GradientOpInterface.h"
 #include "traincc/Dialect/Train/IR/TrainDialect.h"
 #include "traincc/Dialect/Train/IR/TrainEnums.h.inc"
 
@@ -21,6 +22,9 @@
 #include "traincc/Dialect/Train/IR/TrainOps.h.inc"
 
 namespace traincc::train {
+
+/// `shape` as diagnostics print it: `[2, 3]`.
+std::string shapeString(llvm::ArrayRef<int64_t> shape);
 
 /// Numpy broadcasting of two static shapes; failure when they are
 /// incompatible.

@@ -14,6 +14,7 @@
 
 include "traincc/Dialect/Train/IR/TrainDialect.td"
 include "traincc/Dialect/Train/IR/TrainAttrs.td"
+include "traincc/Dialect/Train/IR/GradientOpInterface.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -167,7 +168,7 @@ def Train_ONNXNoneOp : Train_Op<"onnx_none", [Pure]> {
 // Convolution, normalisation and dense layers
 //===----------------------------------------------------------------------===//
 
-def Train_ConvOp : Train_ComputeOp<"conv"> {
+def Train_ConvOp : Train_ComputeOp<"conv", [Train_Differentiable]> {
   let summary = "N-d grouped convolution (cross-correlation)";
   let description = [{
     ONNX Conv on an NC[D]HW input and an M x C/groups x k... weight, with an
@@ -221,7 +222,7 @@ def Train_BatchNormOp : Train_ComputeOp<"batch_norm"> {
   }];
 }
 
-def Train_GemmOp : Train_ComputeOp<"gemm"> {
+def Train_GemmOp : Train_ComputeOp<"gemm", [Train_Differentiable]> {
   let summary = "alpha * op(A) * op(B) + beta * C on matrices";
   let description = [{
     ONNX Gemm: `op(X)` is X, or its transpose when `trans_a` / `trans_b` is
@@ -248,7 +249,7 @@ def Train_GemmOp : Train_ComputeOp<"gemm"> {
   let hasCanonicalizer = 1;
 }
 
-def Train_MatMulOp : Train_ComputeOp<"matmul"> {
+def Train_MatMulOp : Train_ComputeOp<"matmul", [Train_Differentiable]> {
   let summary = "numpy matmul with batch broadcasting";
   let description = [{
     ONNX MatMul: a rank-1 operand is promoted to a matrix and the promoted
@@ -269,7 +270,7 @@ def Train_MatMulOp : Train_ComputeOp<"matmul"> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-def Train_AddOp : Train_BinaryOp<"add", [Commutative]> {
+def Train_AddOp : Train_BinaryOp<"add", [Train_Differentiable, Commutative]> {
   let summary = "elementwise addition with broadcasting";
   let description = [{
     Both operands have one element type; their shapes broadcast as in numpy.
@@ -283,7 +284,7 @@ def Train_AddOp : Train_BinaryOp<"add", [Commutative]> {
   let hasFolder = 1;
 }
 
-def Train_SubOp : Train_BinaryOp<"sub"> {
+def Train_SubOp : Train_BinaryOp<"sub", [Train_Differentiable]> {
   let summary = "elementwise subtraction with broadcasting";
   let description = [{
     Both operands have one element type; their shapes broadcast as in numpy.
@@ -297,7 +298,7 @@ def Train_SubOp : Train_BinaryOp<"sub"> {
   let hasFolder = 1;
 }
 
-def Train_MulOp : Train_BinaryOp<"mul", [Commutative]> {
+def Train_MulOp : Train_BinaryOp<"mul", [Train_Differentiable, Commutative]> {
   let summary = "elementwise multiplication with broadcasting";
   let description = [{
     Both operands have one element type; their shapes broadcast as in numpy.
@@ -312,7 +313,7 @@ def Train_MulOp : Train_BinaryOp<"mul", [Commutative]> {
   let hasFolder = 1;
 }
 
-def Train_DivOp : Train_BinaryOp<"div"> {
+def Train_DivOp : Train_BinaryOp<"div", [Train_Differentiable]> {
   let summary = "elementwise division with broadcasting";
   let description = [{
     Both operands have one element type; their shapes broadcast as in numpy.
@@ -326,7 +327,8 @@ def Train_DivOp : Train_BinaryOp<"div"> {
   let hasFolder = 1;
 }
 
-def Train_MaximumOp : Train_BinaryOp<"maximum", [Commutative]> {
+def Train_MaximumOp
+    : Train_BinaryOp<"maximum", [Train_Differentiable, Commutative]> {
   let summary = "elementwise maximum with broadcasting";
   let description = [{
     Both operands have one element type; their shapes broadcast as in numpy.
@@ -343,7 +345,8 @@ def Train_MaximumOp : Train_BinaryOp<"maximum", [Commutative]> {
   let hasFolder = 1;
 }
 
-def Train_MinimumOp : Train_BinaryOp<"minimum", [Commutative]> {
+def Train_MinimumOp
+    : Train_BinaryOp<"minimum", [Train_Differentiable, Commutative]> {
   let summary = "elementwise minimum with broadcasting";
   let description = [{
     The counterpart of `train.maximum` (ONNX Min, Clip with a tensor upper
@@ -357,7 +360,7 @@ def Train_MinimumOp : Train_BinaryOp<"minimum", [Commutative]> {
   let hasFolder = 1;
 }
 
-def Train_ReluOp : Train_UnaryOp<"relu"> {
+def Train_ReluOp : Train_UnaryOp<"relu", [Train_Differentiable]> {
   let summary = "max(x, 0)";
   let description = [{
     ```mlir
@@ -367,7 +370,7 @@ def Train_ReluOp : Train_UnaryOp<"relu"> {
   let arguments = (ins Train_FloatTensor:$input);
 }
 
-def Train_LeakyReluOp : Train_UnaryOp<"leaky_relu"> {
+def Train_LeakyReluOp : Train_UnaryOp<"leaky_relu", [Train_Differentiable]> {
   let summary = "x if x >= 0, else alpha * x";
   let description = [{
     ```mlir
@@ -378,7 +381,7 @@ def Train_LeakyReluOp : Train_UnaryOp<"leaky_relu"> {
   let assemblyFormat = "$input `alpha` $alpha attr-dict `:` type($result)";
 }
 
-def Train_ClipOp : Train_UnaryOp<"clip"> {
+def Train_ClipOp : Train_UnaryOp<"clip", [Train_Differentiable]> {
   let summary = "clamps to [min, max]; ReLU6 is clip 0..6";
   let description = [{
     A missing bound does not clamp.
@@ -396,7 +399,7 @@ def Train_ClipOp : Train_UnaryOp<"clip"> {
   let hasVerifier = 1;
 }
 
-def Train_SigmoidOp : Train_UnaryOp<"sigmoid"> {
+def Train_SigmoidOp : Train_UnaryOp<"sigmoid", [Train_Differentiable]> {
   let summary = "1 / (1 + exp(-x))";
   let description = [{
     ```mlir
@@ -406,7 +409,7 @@ def Train_SigmoidOp : Train_UnaryOp<"sigmoid"> {
   let arguments = (ins Train_FloatTensor:$input);
 }
 
-def Train_TanhOp : Train_UnaryOp<"tanh"> {
+def Train_TanhOp : Train_UnaryOp<"tanh", [Train_Differentiable]> {
   let summary = "hyperbolic tangent";
   let description = [{
     ```mlir
@@ -437,7 +440,8 @@ def Train_DropoutOp : Train_SameTypeOp<"dropout", [Elementwise]> {
   let hasFolder = 1;
 }
 
-def Train_SoftmaxOp : Train_SameTypeOp<"softmax", [Pure]> {
+def Train_SoftmaxOp
+    : Train_SameTypeOp<"softmax", [Train_Differentiable, Pure]> {
   let summary = "softmax along one axis";
   let description = [{
     Not elementwise: every element depends on its whole row along `axis`.
@@ -451,7 +455,8 @@ def Train_SoftmaxOp : Train_SameTypeOp<"softmax", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_LogSoftmaxOp : Train_SameTypeOp<"log_softmax", [Pure]> {
+def Train_LogSoftmaxOp
+    : Train_SameTypeOp<"log_softmax", [Train_Differentiable, Pure]> {
   let summary = "log of softmax along one axis";
   let description = [{
     ```mlir
@@ -467,7 +472,7 @@ def Train_LogSoftmaxOp : Train_SameTypeOp<"log_softmax", [Pure]> {
 // Pooling
 //===----------------------------------------------------------------------===//
 
-def Train_MaxPoolOp : Train_ComputeOp<"max_pool"> {
+def Train_MaxPoolOp : Train_ComputeOp<"max_pool", [Train_Differentiable]> {
   let summary = "N-d max pooling";
   let description = [{
     Padded positions never win. Output sizes follow PyTorch: with
@@ -493,7 +498,7 @@ def Train_MaxPoolOp : Train_ComputeOp<"max_pool"> {
   }];
 }
 
-def Train_AvgPoolOp : Train_ComputeOp<"avg_pool"> {
+def Train_AvgPoolOp : Train_ComputeOp<"avg_pool", [Train_Differentiable]> {
   let summary = "N-d average pooling";
   let description = [{
     With `count_include_pad` the divisor is the window size clipped to the
@@ -519,7 +524,8 @@ def Train_AvgPoolOp : Train_ComputeOp<"avg_pool"> {
   }];
 }
 
-def Train_GlobalAvgPoolOp : Train_ComputeOp<"global_avg_pool"> {
+def Train_GlobalAvgPoolOp
+    : Train_ComputeOp<"global_avg_pool", [Train_Differentiable]> {
   let summary = "mean over all spatial axes, kept as size-1 axes";
   let description = [{
     ONNX GlobalAveragePool on an NC[D]HW input.
@@ -539,7 +545,7 @@ def Train_GlobalAvgPoolOp : Train_ComputeOp<"global_avg_pool"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Train_ReshapeOp : Train_Op<"reshape", [Pure]> {
+def Train_ReshapeOp : Train_Op<"reshape", [Train_Differentiable, Pure]> {
   let summary = "reinterprets the elements under a new static shape";
   let description = [{
     The target shape is the result type (the importer resolves ONNX's 0 and
@@ -558,7 +564,7 @@ def Train_ReshapeOp : Train_Op<"reshape", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
-def Train_FlattenOp : Train_ComputeOp<"flatten"> {
+def Train_FlattenOp : Train_ComputeOp<"flatten", [Train_Differentiable]> {
   let summary = "collapses axes [0, axis) and [axis, rank) into a matrix";
   let description = [{
     ONNX Flatten with a non-negative axis in [0, rank]; axis 0 gives a
@@ -575,7 +581,7 @@ def Train_FlattenOp : Train_ComputeOp<"flatten"> {
   let hasCanonicalizer = 1;
 }
 
-def Train_TransposeOp : Train_ComputeOp<"transpose"> {
+def Train_TransposeOp : Train_ComputeOp<"transpose", [Train_Differentiable]> {
   let summary = "permutes axes: result axis i is input axis perm[i]";
   let description = [{
     The identity permutation folds away; a transpose of a transpose composes.
@@ -592,7 +598,7 @@ def Train_TransposeOp : Train_ComputeOp<"transpose"> {
   let hasCanonicalizer = 1;
 }
 
-def Train_ConcatOp : Train_ComputeOp<"concat"> {
+def Train_ConcatOp : Train_ComputeOp<"concat", [Train_Differentiable]> {
   let summary = "joins tensors along one axis";
   let description = [{
     The inputs share element type, rank and every size but the one along
@@ -610,7 +616,7 @@ def Train_ConcatOp : Train_ComputeOp<"concat"> {
   let hasFolder = 1;
 }
 
-def Train_SliceOp : Train_ComputeOp<"slice"> {
+def Train_SliceOp : Train_ComputeOp<"slice", [Train_Differentiable]> {
   let summary = "strided slice with one start, end and step per axis";
   let description = [{
     Axis i takes indices start, start + step, ... while they stay before `end`
@@ -632,7 +638,9 @@ def Train_SliceOp : Train_ComputeOp<"slice"> {
   let hasFolder = 1;
 }
 
-def Train_IdentityOp : Train_Op<"identity", [Pure, SameOperandsAndResultType]> {
+def Train_IdentityOp
+    : Train_Op<"identity",
+               [Train_Differentiable, Pure, SameOperandsAndResultType]> {
   let summary = "returns its operand";
   let description = [{
     ONNX Identity; always folds away.

@@ -21,7 +21,7 @@ class Train_StateOp<string mnemonic, list<Trait> traits = []>
 // Explicit BatchNorm
 //===----------------------------------------------------------------------===//
 
-def Train_BNStatsOp : Train_ComputeOp<"bn_stats"> {
+def Train_BNStatsOp : Train_ComputeOp<"bn_stats", [Train_Differentiable]> {
   let summary = "per-channel mean and biased variance of a micro-batch";
   let description = [{
     Statistics over every axis but the channel axis (1), as BatchNorm uses
@@ -36,7 +36,7 @@ def Train_BNStatsOp : Train_ComputeOp<"bn_stats"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Train_BNApplyOp : Train_Op<"bn_apply", [Pure,
+def Train_BNApplyOp : Train_Op<"bn_apply", [Train_Differentiable, Pure,
     AllTypesMatch<["input", "result"]>,
     AllTypesMatch<["mean", "variance", "scale", "bias"]>]> {
   let summary = "normalises with given statistics, then scales and shifts";

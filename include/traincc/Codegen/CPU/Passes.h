@@ -1,0 +1,25 @@
+//===- Passes.h - CPU kernels -----------------------------------*- C++ -*-===//
+
+#ifndef TRAINCC_CODEGEN_CPU_PASSES_H
+#define TRAINCC_CODEGEN_CPU_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Pass/Pass.h"
+
+namespace traincc {
+
+/// Marks the functions traincc-outline-parallel-loops outlines, for
+/// traincc-lower-parallel-calls.
+constexpr llvm::StringLiteral kParallelBodyAttrName = "traincc.parallel_body";
+
+#define GEN_PASS_DECL
+#include "traincc/Codegen/CPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "traincc/Codegen/CPU/Passes.h.inc"
+
+} // namespace traincc
+
+#endif // TRAINCC_CODEGEN_CPU_PASSES_H

@@ -1,0 +1,76 @@
+//===- Passes.td - CPU kernels -----------------------------*- tablegen -*-===//
+
+#ifndef TRAINCC_CODEGEN_CPU_PASSES_TD
+#define TRAINCC_CODEGEN_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def OrderLoopsForVectorizationPass
+    : Pass<"traincc-order-loops-for-vectorization", "mlir::ModuleOp"> {
+  let summary = "Orders each linalg.generic's loops so the innermost one "
+                "walks memory contiguously";
+  let description = [{
+    The CPU kernels are loop nests that LLVM's loop vectorizer turns into
+    SIMD code, which it only does for the innermost loop, and only well when
+    that loop reads and writes consecutive elements. This pass interchanges
+    the loops of each `linalg.generic` so that the innermost loop is the one
+    along which the most operands are contiguous (the output counts double:
+    it is stored), among loops long enough to fill a vector. The other loops
+    keep their order. A reduction may become innermost; its `arith.addf`
+    then gets the `reassoc` flag so that LLVM may split the sum across
+    vector lanes (this changes rounding at the last bits only, as any
+    blocked summation does).
+
+    Run it after `linalg-generalize-named-ops`; named ops are left alone.
+  }];
+  let options = [
+    Option<"minVectorTrip", "min-vector-trip", "int64_t", /*default=*/"8",
+           "Loops shorter than this are not made innermost when a longer "
+           "contiguous loop exists">,
+  ];
+}
+
+def OutlineParallelLoopsPass
+    : Pass<"traincc-outline-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "Outlines large linalg ops on buffers into functions over a "
+                "range of one parallel loop";
+  let description = [{
+    Each linalg op (on memrefs, after bufferization) in a function with at
+    least `min-work` iterations and a parallel loop is replaced by a call to
+    a new private function `@<function>_par<N>(operands..., begin, end)` that
+    runs the op on the slice [begin, end) of its outermost parallel loop.
+    The call covers the whole range, so the result is correct as it stands;
+    `traincc-lower-parallel-calls` later turns these calls into
+    `traincc_parallel_for` dispatches over the trainer's threads. Splitting
+    along a parallel loop changes no arithmetic, so results do not depend on
+    the number of threads.
+
+    Ops whose operands have non-identity layouts (subviews) stay inline: the
+    outlined functions take bare pointers.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"65536",
+           "Smallest iteration count worth dispatching to threads">,
+  ];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def LowerParallelCallsPass
+    : Pass<"traincc-lower-parallel-calls", "mlir::ModuleOp"> {
+  let summary = "Turns calls of outlined parallel bodies into "
+                "traincc_parallel_for dispatches";
+  let description = [{
+    Runs on the LLVM dialect. Each `llvm.call` of a function marked
+    `traincc.parallel_body` (from `traincc-outline-parallel-loops`) with the
+    full range [0, count) becomes: the call's other operands stored into a
+    stack context, and `traincc_parallel_for(count, context, @<body>_thunk)`,
+    where the generated thunk loads them back and calls the body on the
+    range the runtime hands it (ModelABI.h).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // TRAINCC_CODEGEN_CPU_PASSES_TD

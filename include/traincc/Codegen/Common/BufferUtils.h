@@ -1,0 +1,32 @@
+//===- BufferUtils.h - sizes and roots of buffers ---------------*- C++ -*-===//
+//
+// Code generation plans memory in bytes (the GPU workspace, partial sums)
+// and asks which allocation or argument a view reads (kernel arguments on
+// the GPU, loops split across threads on the CPU); these are the answers
+// the passes share, so that every pass sizes and traces buffers alike.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRAINCC_CODEGEN_COMMON_BUFFERUTILS_H
+#define TRAINCC_CODEGEN_COMMON_BUFFERUTILS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
+
+namespace traincc::codegen {
+
+/// Bytes one element of an integer or float type takes (sub-byte types
+/// round up to a byte).
+int64_t elementBytes(mlir::Type elementType);
+
+/// Bytes a statically shaped memref or tensor of integers or floats holds.
+int64_t staticByteSize(mlir::ShapedType type);
+
+/// The buffer behind a chain of views (subviews, reshapes, casts): the
+/// allocation or function argument they start from; `value` itself when it
+/// is not a memref.
+mlir::Value rootBuffer(mlir::Value value);
+
+} // namespace traincc::codegen
+
+#endif // TRAINCC_CODEGEN_COMMON_BUFFERUTILS_H

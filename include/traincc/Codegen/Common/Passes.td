@@ -1,0 +1,50 @@
+//===- Passes.td - state lowering, step signatures ---------*- tablegen -*-===//
+
+#ifndef TRAINCC_CODEGEN_COMMON_PASSES_TD
+#define TRAINCC_CODEGEN_COMMON_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowerStatePass : Pass<"traincc-lower-state", "mlir::ModuleOp"> {
+  let summary = "Turns parameter reads and state updates into function "
+                "arguments and results";
+  let description = [{
+    Runs after the compute ops are linalg. Every function that touches
+    `train.param` state gets one leading tensor argument per parameter it
+    uses (argument attribute `train.state` names it), in first-use order.
+    `train.read_param` becomes that argument (or the value last written to
+    it); each update (`accumulate`, `assign`, `zero`, `bn_running_update`,
+    `sgd_update`, `adam_update`) becomes a `linalg` op whose destination is
+    the parameter's current value, and the final value of every written
+    parameter is returned (result attribute `train.state`). One-shot
+    bufferization with function-boundary bufferization then updates the
+    argument buffers in place, and `drop-equivalent-buffer-results` removes
+    those results: the step functions read and write the trainer's state
+    arena directly.
+
+    Optimizer arithmetic follows PyTorch: SGD's momentum buffer starts as
+    the first step's gradient; Adam's bias corrections are computed in
+    double precision from the step count, like PyTorch's Python floats.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def DropStateResultsPass : Pass<"traincc-drop-state-results", "mlir::ModuleOp"> {
+  let summary = "Removes the state results that bufferization updated in place";
+  let description = [{
+    After one-shot bufferization, a step function returns the buffer of each
+    parameter it wrote (result attribute `train.state`). When the update
+    happened in place, that result is the parameter's own argument: it is
+    dropped, leaving functions that update the state arena through their
+    arguments. A state result that is not its argument means bufferization
+    had to copy; that is reported as an error naming the parameter rather
+    than silently losing the update.
+  }];
+}
+
+#endif // TRAINCC_CODEGEN_COMMON_PASSES_TD

@@ -1,0 +1,29 @@
+//===- Passes.h - GPU kernels -----------------------------------*- C++ -*-===//
+
+#ifndef TRAINCC_CODEGEN_GPU_PASSES_H
+#define TRAINCC_CODEGEN_GPU_PASSES_H
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Pass/Pass.h"
+
+namespace traincc {
+
+/// Alignment of each temporary in a GPU step's workspace
+/// (traincc-prepare-gpu-steps plans it, traincc-pack-gpu-workspace packs it).
+constexpr int64_t kGPUWorkspaceAlignment = 256;
+
+#define GEN_PASS_DECL
+#include "traincc/Codegen/GPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "traincc/Codegen/GPU/Passes.h.inc"
+
+} // namespace traincc
+
+#endif // TRAINCC_CODEGEN_GPU_PASSES_H

@@ -1,0 +1,232 @@
+//===- Passes.td - GPU kernels -----------------------------*- tablegen -*-===//
+
+#ifndef TRAINCC_CODEGEN_GPU_PASSES_TD
+#define TRAINCC_CODEGEN_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SplitGPUReductionsPass
+    : Pass<"traincc-split-gpu-reductions", "mlir::ModuleOp"> {
+  let summary = "Splits sums with very few outputs into a partial and a "
+                "final sum, so that more GPU blocks share the work";
+  let description = [{
+    Runs on bufferized step functions before `traincc-prepare-gpu-steps`
+    (which plans the temporary it allocates). `traincc-map-gpu-reductions`
+    gives a long sum one block per output; with fewer outputs than blocks
+    fill the GPU and many terms per thread (BatchNorm statistics of a large
+    batch: one per channel over N*H*W values) that still leaves most of it
+    idle. A `linalg.generic` with one output, an `out + f(inputs)` body,
+    fewer than `max-outputs` output elements and at least `min-reduction`
+    terms per output is split on its outermost reduction loop R:
+
+      partial[R, outs...] = sum over the other reduction loops  (a new
+                            temporary, zero-filled; R is parallel there)
+      out[outs...]       += sum over R of partial[R, outs...]
+
+    Both are ordinary linalg ops, mapped to kernels as any other. Whole, the
+    sum runs on `block-size` threads per output; split, the partial sums
+    get a block each if they have at least `block-size` terms, else a
+    thread each, so a sum is split only if its partials are that long or
+    there are at least twice `block-size` of them per output. Summation
+    order changes as in any parallel reduction.
+
+    Contractions (an input read along a reduction loop but not along some
+    output loop: matmuls, convolutions and their gradients) get tiled
+    kernels from `traincc-tile-gpu-contractions`, which need no split
+    unless they would have fewer than two 64 x 64 tiles per H200 SM with
+    at least 1024 terms each: a convolution's filter gradient (few weights,
+    N*H*W terms), a classifier over many flattened features. Those are
+    split the same way (split-K; the partial sums are a batch of GEMMs)
+    when the partials take at most 64 MiB. A single reduction loop is
+    first strip-mined into parts of at least 64 terms, the inputs it
+    indexes viewed with that axis expanded (`memref.expand_shape`).
+  }];
+  let options = [
+    Option<"maxOutputs", "max-outputs", "int64_t", /*default=*/"1024",
+           "Split only sums with fewer output elements than this">,
+    Option<"minReduction", "min-reduction", "int64_t", /*default=*/"4096",
+           "Split only sums of at least this many terms per output">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per output of traincc-map-gpu-reductions, which maps "
+           "only sums of at least as many terms">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def PrepareGPUStepsPass : Pass<"traincc-prepare-gpu-steps", "mlir::ModuleOp"> {
+  let summary = "Gives bufferized step functions the buffers of a GPU "
+                "launch plan";
+  let description = [{
+    A GPU step is a fixed sequence of kernel launches whose pointers all
+    point into a few device buffers (ModelABI.h, traincc_gpu_program). This
+    pass makes that true of each step function on memrefs:
+
+    * every `memref.alloc` becomes a `memref.view` into a new `workspace`
+      argument (`train.gpu_buffer = "workspace"`), at an offset of a static
+      plan: each temporary gets its own 256-byte aligned range;
+    * the scalar arguments (lr, step, grad_scale, seed) are read from a new
+      `params` argument at the offsets TRAINCC_GPU_PARAM_* fix, so a
+      captured CUDA graph stays valid when their values change;
+    * `memref.copy` becomes `linalg.copy`, which is lowered into a kernel
+      like every other linalg op.
+
+    The function's original scalar arguments stay (unused) so that its
+    signature still matches the CPU version's; the plan size is recorded
+    in the function attribute `train.workspace_bytes`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def TileGPUContractionsPass
+    : Pass<"traincc-tile-gpu-contractions", "mlir::ModuleOp"> {
+  let summary = "Maps convolutions and matmuls of GPU steps to kernels tiled "
+                "through shared memory";
+  let description = [{
+    Runs after `traincc-prepare-gpu-steps`, on linalg ops on buffers. A
+    contraction (two inputs, one output, at least one reduction loop; every
+    convolution and its two gradients, every matmul) is an implicit GEMM:
+    its parallel loops that only the first input uses form M, those only the
+    second uses form N, those both use are batches, its reduction loops form
+    K. It becomes one `gpu.launch` of 256-thread blocks, each computing a
+    TM x TN tile of the output for one batch (TM, TN = 16, 32 or 64, the
+    smallest that covers M and N), each thread a (TM/16) x (TN/16) tile of
+    accumulators in registers. Each step of the K loop stages a TM x 16
+    slice of the first input and a 16 x TN slice of the second in shared
+    memory, coalesced along whichever of M/N or K is contiguous in memory;
+    the next slices are loaded into registers while the threads work on
+    the current ones. Positions past M, N or K are clamped into range
+    (their values are never used), and the last step applies only the
+    terms that exist, with the op's own scalar body. Every output
+    accumulates its terms in the loop order of the op, so the result equals
+    the one-thread-per-output kernel's bit for bit. Contractions with M or
+    N under 8, K under 4, or less than `min-work` multiply-adds are left to
+    `traincc-map-to-gpu`.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"4096",
+           "Smallest M*N*K (times batches) worth a tiled kernel">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def MapGPUReductionsPass
+    : Pass<"traincc-map-gpu-reductions", "mlir::ModuleOp"> {
+  let summary = "Maps long reductions with few outputs of GPU steps to "
+                "block-wide tree reductions";
+  let description = [{
+    Runs after `traincc-tile-gpu-contractions`, on the top-level linalg ops
+    on buffers of public functions (GPU steps). One thread per output, as
+    `traincc-map-to-gpu` maps ops, leaves the GPU idle on a long reduction
+    with few outputs (BatchNorm statistics and their gradients, bias
+    gradients, row maxima). A `linalg.generic` with static shapes, one
+    output read through a projected permutation, a body
+    `yield combine(out, f(ins))` where `combine` is `arith.addf`,
+    `maximumf`, `maxnumf`, `minimumf` or `minnumf` and `out` has no other
+    use, at most `max-outputs` outputs and at least `min-reduction` terms
+    per output becomes one `gpu.launch` with a block per output:
+
+      acc = identity of combine            (0, -inf or +inf)
+      for t = tid; t < terms; t += threads: acc = body(ins at term t, acc)
+      shared[tid] = acc; gpu.barrier
+      for s = threads/2 .. 2:  if tid < s: shared[tid] = combine(shared[tid],
+                                                   shared[tid + s])
+                               gpu.barrier
+      if tid == 0: out = combine(out, combine(shared[0], shared[1]))
+
+    with `block-size` threads (fewer when there are fewer terms) and a
+    workgroup buffer of one element per thread. Consecutive threads read
+    consecutive terms (the last term loop fastest); inputs that do not vary
+    along the terms are read once. The order of combination is fixed, so
+    results are deterministic; for sums it differs from the serial order as
+    in any parallel reduction. Bodies that read `linalg.index` are left to
+    `traincc-map-to-gpu`.
+  }];
+  let options = [
+    Option<"minReduction", "min-reduction", "int64_t", /*default=*/"256",
+           "Map only reductions of at least this many terms per output">,
+    Option<"maxOutputs", "max-outputs", "int64_t", /*default=*/"65536",
+           "Map only reductions with at most this many outputs (more fill "
+           "the GPU with one thread each)">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (a power of two from 2 to 1024)">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def MapToGPUPass : Pass<"traincc-map-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Turns the loop nests of GPU step functions into gpu.launch "
+                "kernels";
+  let description = [{
+    Runs after `convert-linalg-to-parallel-loops` on functions prepared by
+    `traincc-prepare-gpu-steps`. Each top-level `scf.parallel` is collapsed
+    to one dimension and becomes a `gpu.launch` of `block-size` threads per
+    block, one thread per iteration (reduction loops stay serial inside the
+    thread); a top-level `scf.for` (a loop nest without parallel loops)
+    becomes a launch of a single thread. A `gpu.launch` already there (a
+    tiled kernel) is kept as it is. The values a kernel uses from the
+    function (constants, views, parameter loads, scalar arithmetic) are
+    cloned into it, so kernels take only the function's buffer arguments and
+    every launch argument is a (buffer, offset) pair of the launch plan.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def PackGPUWorkspacePass
+    : Pass<"traincc-pack-gpu-workspace", "mlir::ModuleOp"> {
+  let summary = "Lets temporaries whose lives do not overlap share the GPU "
+                "workspace";
+  let description = [{
+    Runs after `traincc-map-to-gpu`, when a step function is a sequence of
+    launches that run one after another on one stream.
+    `traincc-prepare-gpu-steps` gave each temporary its own range of the
+    workspace; here a temporary (identified by that planned offset) lives
+    from the first launch that views it to the last, and each one, in
+    order of first use, takes the lowest 256-byte aligned offset where it
+    overlaps no temporary alive at the same time (first fit). Every view
+    of the workspace, in the function and in the kernels, is rewritten to
+    the new offset, and the workspace argument and `train.workspace_bytes`
+    shrink to the packed size.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def MergeKernelModulesPass
+    : Pass<"traincc-merge-kernel-modules", "mlir::ModuleOp"> {
+  let summary = "Moves every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per kernel. A trainer
+    loads one module (one PTX text, one cubin), so this pass moves every
+    kernel into `@traincc_kernels`, each renamed after its old module (which
+    is unique), and points the `gpu.launch_func` ops at them. Globals the
+    kernels share (constants outlining copied into each module) are kept
+    once.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+#endif // TRAINCC_CODEGEN_GPU_PASSES_TD

@@ -1,0 +1,75 @@
+//===- Passes.td - Train -> linalg on tensors --------------*- tablegen -*-===//
+
+#ifndef TRAINCC_CODEGEN_TRAINTOLINALG_PASSES_TD
+#define TRAINCC_CODEGEN_TRAINTOLINALG_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTrainToLinalgPass
+    : Pass<"traincc-convert-train-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lowers Train compute ops (forward, losses, gradients) to "
+                "linalg on tensors";
+  let description = [{
+    The first codegen stage: every forward compute op becomes linalg (named
+    ops where one fits, `linalg.generic` otherwise) plus `tensor` ops for data
+    movement and padding, still on tensors, so that tiling, fusion and
+    bufferization come later.
+
+    - `train.conv`: padding is a `tensor.pad` with zeros; a 2-D convolution
+      with one group becomes `linalg.conv_2d_nchw_fchw`, every other one
+      (grouped, depthwise, 1-D, 3-D) a `linalg.generic` over an NGC... view
+      of the input. The bias initialises the accumulator.
+    - `train.batch_norm` is lowered in *inference form*: it normalises with
+      its running-statistics operands. Training-mode BatchNorm is not this
+      op's lowering: training-step construction makes it explicit
+      (`bn_stats` -> `bn_apply`, `bn_running_update`) before codegen.
+    - `train.gemm` and `train.matmul` become `linalg.matmul` /
+      `linalg.batch_matmul` (transposes as indexing maps), or a
+      `linalg.generic` when batch axes broadcast.
+    - Elementwise ops are `linalg.generic`s with numpy broadcasting in their
+      indexing maps. `train.softmax` / `train.log_softmax` subtract the row
+      maximum first.
+    - `train.max_pool` pads with -inf (padding never wins); `train.avg_pool`
+      pads with zeros and divides by a per-position count (real elements,
+      or the window clipped to the padded input with `count_include_pad`);
+      ceil-mode windows that run past the end are padded further but not
+      counted.
+    - Reshapes (and flatten) become `tensor.collapse_shape` of the blocks of
+      axes both shapes share, then `tensor.expand_shape` (views that
+      bufferization keeps free); `tensor.reshape` only for zero-size axes.
+      Slices are
+      `tensor.extract_slice` (a `linalg.generic` for negative steps);
+      concat is a chain of `tensor.insert_slice`.
+    - `train.dropout` is lowered in inference form (the identity); training
+      dropout needs the RNG and is built by training-step construction.
+    - `train.constant` becomes `arith.constant`; `train.read_param` is left
+      alone (a later pass decides where parameters live).
+    - Losses and gradient ops (ConvertTrainToLinalgGradients.cpp,
+      ConvertTrainToLinalgWindowGradients.cpp): cross-entropy as a stable
+      logsumexp; `bn_stats` in two passes (mean, then biased variance),
+      `bn_apply`, `batch_norm_backward` with the statistics paths.
+      Convolution and pooling gradients by their input spread the output
+      gradient into zeros (zero insertion, padding, cropping: one strided
+      `tensor.insert_slice`) and gather it with a flipped kernel, so every
+      map stays affine; `max_pool_backward` routes each window's gradient to
+      its first maximum in row-major order, never to padding (PyTorch).
+    - `train.dropout_mask` hashes (seed, stream, row-major element index)
+      with SplitMix64 (the exact formula is in
+      ConvertTrainToLinalgGradients.cpp): a pure function, reproducible by
+      the runtime and tests, identical on CPU and GPU.
+    - Ops on persistent state (`accumulate`, `assign`, `zero`,
+      `bn_running_update`, optimizer updates) are left for state lowering.
+
+    Compute happens in the element type (f32, f16, bf16, f64), except that
+    convolutions, matrix products and the sums of average pooling and
+    softmax accumulate f16/bf16 in f32 and round once at the end.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+#endif // TRAINCC_CODEGEN_TRAINTOLINALG_PASSES_TD

@@ -1,0 +1,150 @@
+//===- OrderLoopsForVectorization.cpp - contiguous innermost loops --------===//
+//
+// LLVM's loop vectorizer works on the innermost loop of a nest. The loop
+// order linalg ops come with follows their mathematical definition (a
+// convolution's filter window innermost, for example), which leaves the
+// vectorizer three iterations and strided loads. Choosing the innermost loop
+// by how operands are laid out gives it long unit-stride loops instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "traincc/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace traincc {
+#define GEN_PASS_DEF_ORDERLOOPSFORVECTORIZATIONPASS
+#include "traincc/Codegen/CPU/Passes.h.inc"
+} // namespace traincc
+
+using namespace mlir;
+using namespace traincc;
+
+namespace {
+
+/// How `dim` moves through one operand's memory when it is the innermost
+/// loop.
+enum class Access { Invariant, Contiguous, Strided };
+
+/// Whether `expr` steps by exactly one when `dim` does (`d3`, `d3 + d6`,
+/// `d3 - d6 + 2`), as opposed to not at all or by another stride.
+std::optional<int64_t> strideOf(AffineExpr expr, unsigned dim) {
+  if (auto d = dyn_cast<AffineDimExpr>(expr))
+    return d.getPosition() == dim ? 1 : 0;
+  if (isa<AffineConstantExpr, AffineSymbolExpr>(expr))
+    return 0;
+  auto binary = cast<AffineBinaryOpExpr>(expr);
+  auto lhs = strideOf(binary.getLHS(), dim);
+  auto rhs = strideOf(binary.getRHS(), dim);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  switch (binary.getKind()) {
+  case AffineExprKind::Add:
+    return *lhs + *rhs;
+  case AffineExprKind::Mul:
+    // One side is a constant in a pure affine map.
+    if (auto c = dyn_cast<AffineConstantExpr>(binary.getRHS()))
+      return *lhs * c.getValue();
+    if (auto c = dyn_cast<AffineConstantExpr>(binary.getLHS()))
+      return *rhs * c.getValue();
+    return std::nullopt;
+  default:
+    // floordiv/mod/ceildiv: not a fixed stride.
+    return (*lhs == 0 && *rhs == 0) ? std::optional<int64_t>(0) : std::nullopt;
+  }
+}
+
+Access accessOf(AffineMap map, unsigned dim) {
+  unsigned last = map.getNumResults();
+  Access access = Access::Invariant;
+  for (unsigned i = 0; i < last; ++i) {
+    std::optional<int64_t> stride = strideOf(map.getResult(i), dim);
+    if (stride && *stride == 0)
+      continue;
+    if (i + 1 == last && stride && *stride == 1 && access == Access::Invariant)
+      access = Access::Contiguous;
+    else
+      return Access::Strided;
+  }
+  return access;
+}
+
+/// Higher is better: every contiguous operand helps, the stored output
+/// twice as much as a loaded input; strided ones hurt as much.
+int64_t scoreInnermost(linalg::GenericOp op, unsigned dim) {
+  int64_t score = 0;
+  for (OpOperand &operand : op->getOpOperands()) {
+    int64_t weight = op.isDpsInit(&operand) ? 2 : 1;
+    switch (accessOf(op.getMatchingIndexingMap(&operand), dim)) {
+    case Access::Invariant:
+      break;
+    case Access::Contiguous:
+      score += weight;
+      break;
+    case Access::Strided:
+      score -= weight;
+      break;
+    }
+  }
+  return score;
+}
+
+/// Lets LLVM vectorize a reduction along the innermost loop: without
+/// `reassoc` it must add in loop order, one lane at a time.
+void allowReassociation(linalg::GenericOp op) {
+  op.getRegion().walk([](arith::AddFOp add) {
+    add.setFastmath(add.getFastmath() | arith::FastMathFlags::reassoc);
+  });
+}
+
+struct OrderLoopsForVectorizationPass
+    : public traincc::impl::OrderLoopsForVectorizationPassBase<
+          OrderLoopsForVectorizationPass> {
+  using OrderLoopsForVectorizationPassBase::OrderLoopsForVectorizationPassBase;
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> ops;
+    getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : ops) {
+      unsigned numLoops = op.getNumLoops();
+      if (numLoops < 2)
+        continue;
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      auto iterators = op.getIteratorTypesArray();
+      // Best by (long enough, score, parallel, later in the current order).
+      std::optional<unsigned> best;
+      auto key = [&](unsigned dim) {
+        bool longEnough =
+            ShapedType::isDynamic(ranges[dim]) || ranges[dim] >= minVectorTrip;
+        bool parallel = linalg::isParallelIterator(iterators[dim]);
+        return std::make_tuple(longEnough, scoreInnermost(op, dim), parallel,
+                               dim);
+      };
+      for (unsigned dim = 0; dim < numLoops; ++dim)
+        if (ranges[dim] != 1 && (!best || key(dim) > key(*best)))
+          best = dim;
+      if (!best)
+        continue;
+      if (*best != numLoops - 1) {
+        SmallVector<unsigned> order;
+        for (unsigned dim = 0; dim < numLoops; ++dim)
+          if (dim != *best)
+            order.push_back(dim);
+        order.push_back(*best);
+        rewriter.setInsertionPoint(op);
+        FailureOr<linalg::GenericOp> reordered =
+            linalg::interchangeGenericOp(rewriter, op, order);
+        if (failed(reordered))
+          continue;
+        op = *reordered;
+      }
+      if (linalg::isReductionIterator(op.getIteratorTypesArray().back()))
+        allowReassociation(op);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,184 @@
+//===- OutlineParallelLoops.cpp - linalg ops as functions over a range ----===//
+//
+// Multi-threading in two steps. Here, on memrefs, each large linalg op moves
+// into a private function that computes the slice [begin, end) of one of
+// its parallel loops, called once over the whole range; this keeps the IR
+// correct and testable on its own. After lowering to LLVM,
+// traincc-lower-parallel-calls replaces those calls by dispatches to the
+// runtime's thread pool (LowerParallelCalls.cpp).
+//
+// The outlined functions take bare pointers (the module's calling
+// convention), so every memref they take must have an identity layout; ops
+// on subviews stay where they are. Arguments whose buffers no other
+// argument aliases are marked `llvm.noalias`, which lets LLVM keep
+// accumulators in registers and vectorize without run-time overlap checks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "traincc/Codegen/CPU/Passes.h"
+#include "traincc/Codegen/Common/BufferUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace traincc {
+#define GEN_PASS_DEF_OUTLINEPARALLELLOOPSPASS
+#include "traincc/Codegen/CPU/Passes.h.inc"
+} // namespace traincc
+
+using namespace mlir;
+using namespace traincc;
+using traincc::codegen::rootBuffer;
+
+namespace {
+
+
+/// The loop to split across threads: the outermost parallel loop with more
+/// than one iteration that indexes every output directly, so that slices of
+/// it write disjoint elements.
+std::optional<unsigned> pickParallelLoop(linalg::LinalgOp op,
+                                         ArrayRef<int64_t> ranges) {
+  auto iterators = op.getIteratorTypesArray();
+  auto indexesOutputs = [&](unsigned dim) {
+    return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+      AffineMap map = op.getMatchingIndexingMap(&init);
+      return llvm::any_of(map.getResults(), [&](AffineExpr result) {
+        return result == getAffineDimExpr(dim, op.getContext());
+      });
+    });
+  };
+  for (unsigned dim = 0; dim < ranges.size(); ++dim)
+    if (linalg::isParallelIterator(iterators[dim]) && ranges[dim] > 1 &&
+        indexesOutputs(dim))
+      return dim;
+  return std::nullopt;
+}
+
+bool takesBarePointer(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return !type || (type.hasStaticShape() && type.getLayout().isIdentity());
+}
+
+struct OutlineParallelLoopsPass
+    : public traincc::impl::OutlineParallelLoopsPassBase<
+          OutlineParallelLoopsPass> {
+  using OutlineParallelLoopsPassBase::OutlineParallelLoopsPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      if (func.isExternal() || func->hasAttr(kParallelBodyAttrName))
+        continue;
+      unsigned counter = 0;
+      SmallVector<linalg::LinalgOp> ops;
+      for (Operation &op : func.getBody().getOps())
+        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+          ops.push_back(linalgOp);
+      for (linalg::LinalgOp op : ops)
+        if (failed(outline(func, op, counter)))
+          return signalPassFailure();
+    }
+  }
+
+  LogicalResult outline(func::FuncOp parent, linalg::LinalgOp op,
+                        unsigned &counter) {
+    if (!op.hasPureBufferSemantics() || !isa<TilingInterface>(*op))
+      return success();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic))
+      return success();
+    int64_t work = 1;
+    for (int64_t range : ranges)
+      work *= range;
+    std::optional<unsigned> dim = pickParallelLoop(op, ranges);
+    if (work < minWork || !dim)
+      return success();
+
+    // Arguments: the op's operands, then the values its body uses from
+    // above; constants are cloned instead.
+    llvm::SetVector<Value> captured(op->getOperands().begin(),
+                                    op->getOperands().end());
+    llvm::SetVector<Value> usedAbove;
+    getUsedValuesDefinedAbove(op->getRegions(), usedAbove);
+    SmallVector<Operation *> constants;
+    for (Value value : usedAbove) {
+      Operation *def = value.getDefiningOp();
+      if (def && matchPattern(value, m_Constant()))
+        constants.push_back(def);
+      else
+        captured.insert(value);
+    }
+    if (!llvm::all_of(captured, takesBarePointer))
+      return success();
+
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    MLIRContext *ctx = builder.getContext();
+    SmallVector<Type> argTypes;
+    for (Value value : captured)
+      argTypes.push_back(value.getType());
+    Type indexType = builder.getIndexType();
+    argTypes.append({indexType, indexType});
+
+    // The body function, next to its parent.
+    OpBuilder moduleBuilder(parent);
+    moduleBuilder.setInsertionPointAfter(parent);
+    std::string name =
+        (parent.getSymName() + "_par" + Twine(counter++)).str();
+    auto body = func::FuncOp::create(moduleBuilder, loc, name,
+                                     builder.getFunctionType(argTypes, {}));
+    body.setPrivate();
+    body->setAttr(kParallelBodyAttrName, UnitAttr::get(ctx));
+    DenseMap<Value, int> rootUses;
+    for (Value value : captured)
+      ++rootUses[rootBuffer(value)];
+    for (auto [index, value] : llvm::enumerate(captured))
+      if (isa<MemRefType>(value.getType()) && rootUses[rootBuffer(value)] == 1)
+        body.setArgAttr(index, LLVM::LLVMDialect::getNoAliasAttrName(),
+                        UnitAttr::get(ctx));
+
+    Block *entry = body.addEntryBlock();
+    OpBuilder bodyBuilder = OpBuilder::atBlockBegin(entry);
+    IRMapping mapping;
+    for (Operation *constant : constants)
+      bodyBuilder.clone(*constant, mapping);
+    for (auto [value, arg] : llvm::zip(captured, entry->getArguments()))
+      mapping.map(value, arg);
+    Operation *whole = bodyBuilder.clone(*op, mapping);
+    Value begin = entry->getArgument(captured.size());
+    Value end = entry->getArgument(captured.size() + 1);
+    SmallVector<OpFoldResult> offsets(ranges.size(), bodyBuilder.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t range : ranges)
+      sizes.push_back(bodyBuilder.getIndexAttr(range));
+    offsets[*dim] = begin;
+    sizes[*dim] = arith::SubIOp::create(bodyBuilder, loc, end, begin).getResult();
+    FailureOr<TilingResult> slice =
+        cast<TilingInterface>(whole).getTiledImplementation(bodyBuilder,
+                                                           offsets, sizes);
+    if (failed(slice))
+      return op.emitError("could not split the op along loop ") << *dim;
+    whole->erase();
+    func::ReturnOp::create(bodyBuilder, loc);
+
+    // The call over the whole range.
+    SmallVector<Value> operands(captured.begin(), captured.end());
+    operands.push_back(arith::ConstantIndexOp::create(builder, loc, 0));
+    operands.push_back(
+        arith::ConstantIndexOp::create(builder, loc, ranges[*dim]));
+    func::CallOp::create(builder, loc, body, operands);
+    op->erase();
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,519 @@
+//===- ConvertTrainToLinalgWindowGradients.cpp - conv and pool backward ---===//
+//
+// Gradients of window ops by their input scatter each output position's
+// value back over its window. Scatters do not fit linalg's indexing maps, so
+// they are turned into gathers: the output-shaped values are first spread
+// into a zero tensor ("zero insertion": position o lands at o * stride, the
+// whole shifted by (kernel - 1) * dilation - pad_begin and cropped to
+// input + (kernel - 1) * dilation), after which input position i gathers
+// from i + (kernel - 1 - k) * dilation for every kernel offset k: a
+// forward-style stride-1 window op with a flipped kernel. Every map stays
+// affine, so tiling and vectorisation treat these like forward convolutions.
+//
+// conv_backward_data is that gather against the weight with the channel
+// axes swapped; conv_backward_filter is a plain correlation of the padded
+// input with the output gradient. max_pool_backward first finds each
+// window's winner (the first maximum in row-major window order, never a
+// padded position: PyTorch's rule), routes the gradient to it per kernel
+// offset, then gathers; avg_pool_backward divides by the forward's counts
+// and gathers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvertTrainToLinalg.h"
+
+#include "traincc/Codegen/Common/WindowGeometry.h"
+
+#include "traincc/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace traincc::codegen;
+namespace train = traincc::train;
+
+namespace {
+
+/// Zeros of `value`'s leading axes by the spread sizes, with `value`'s
+/// trailing spatial axes (the forward output's) inserted at
+/// spreadOffset + o * stride; positions that fall outside are cropped.
+Value spread(OpBuilder &b, Location loc, Value value, const WindowGeometry &g) {
+  MLIRContext *context = b.getContext();
+  RankedTensorType type = tensorType(value);
+  int64_t lead = type.getRank() - g.spatial();
+  SmallVector<int64_t> shape(type.getShape().take_front(lead));
+  SmallVector<int64_t> sourceOffsets(lead, 0), sizes(shape),
+      targetOffsets(lead, 0), strides(lead, 1);
+  bool empty = false;
+  for (int64_t i = 0; i < g.spatial(); ++i) {
+    int64_t offset = g.spreadOffset(i), stride = g.strides[i];
+    int64_t size = g.spreadSize(i);
+    int64_t first =
+        std::max<int64_t>(0, llvm::divideCeilSigned(-offset, stride));
+    int64_t last = std::min<int64_t>(
+        g.output[i] - 1, llvm::divideFloorSigned(size - 1 - offset, stride));
+    empty |= last < first;
+    shape.push_back(size);
+    sourceOffsets.push_back(first);
+    sizes.push_back(std::max<int64_t>(0, last - first + 1));
+    targetOffsets.push_back(offset + first * stride);
+    strides.push_back(stride);
+  }
+  Value zeros = zeroTensor(b, loc, shape, type.getElementType());
+  if (empty)
+    return zeros;
+  Value source = value;
+  if (ArrayRef<int64_t>(sizes) != type.getShape())
+    source = tensor::ExtractSliceOp::create(
+        b, loc, value, getAsIndexOpFoldResult(context, sourceOffsets),
+        getAsIndexOpFoldResult(context, sizes),
+        getAsIndexOpFoldResult(context, SmallVector<int64_t>(sizes.size(), 1)));
+  return tensor::InsertSliceOp::create(
+      b, loc, source, zeros, getAsIndexOpFoldResult(context, targetOffsets),
+      getAsIndexOpFoldResult(context, sizes),
+      getAsIndexOpFoldResult(context, strides));
+}
+
+/// acc + a * b in the accumulator's type. Kept apart from the shared
+/// `multiplyAccumulate`: its two conversions are arguments of one call, so
+/// they are created in the order the compiler evaluates arguments, and the
+/// IR of existing trainers has that order.
+void convMultiplyAccumulate(OpBuilder &b, Location loc, ValueRange args) {
+  Type accType = args[2].getType();
+  Value product =
+      arith::MulFOp::create(b, loc, convertFloat(b, loc, args[0], accType),
+                            convertFloat(b, loc, args[1], accType));
+  linalg::YieldOp::create(
+      b, loc, arith::AddFOp::create(b, loc, args[2], product).getResult());
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+/// A convolution gradient of `resultType`: the grouped contraction of the
+/// grouped views `lhs` and `rhs` (read through the expressions of its loops)
+/// summed from zero in the accumulator type into the view of the result with
+/// axis `groupAxis` split into groups, collapsed back and rounded to the
+/// result's element type once.
+Value buildConvGradient(OpBuilder &b, Location loc, RankedTensorType resultType,
+                        int64_t groupAxis, int64_t groups, Value lhs, Value rhs,
+                        ArrayRef<AffineExpr> lhsExprs,
+                        ArrayRef<AffineExpr> rhsExprs,
+                        ArrayRef<AffineExpr> outExprs) {
+  Type element = resultType.getElementType();
+  Type accType = accumulatorType(element);
+  auto sumType = RankedTensorType::get(resultType.getShape(), accType);
+  int64_t rank = resultType.getRank();
+  Value init = zeroTensor(
+      b, loc, splitGroups(sumType, groupAxis, groups).getShape(), accType);
+  Value result =
+      buildGroupedContraction(b, loc, lhs, rhs, init,
+                              /*spatial=*/rank - 2, lhsExprs, rhsExprs,
+                              outExprs, convMultiplyAccumulate);
+  result = tensor::CollapseShapeOp::create(b, loc, sumType, result,
+                                           splitAxis(rank, groupAxis));
+  return convertElementType(b, loc, result, element);
+}
+
+/// dx[n, g, c, i] = sum over m, k of
+///   spread(dy)[n, g, m, i + (K - 1 - k) * d] * w[g, m, c, k].
+struct ConvBackwardDataLowering
+    : OpConversionPattern<train::ConvBackwardDataOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(train::ConvBackwardDataOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    RankedTensorType resultType = op.getType();
+    RankedTensorType weightType = tensorType(adaptor.getWeight());
+    int64_t groups = op.getGroups();
+    int64_t rank = resultType.getRank();
+    SmallVector<int64_t> kernel(weightType.getShape().drop_front(2));
+    WindowGeometry g(resultType.getShape(),
+                     tensorType(adaptor.getGrad()).getShape(), kernel,
+                     op.getStrides(), op.getDilations(), op.getPads());
+    int64_t spatial = g.spatial();
+
+    Value spreadGrad = spread(rewriter, loc, adaptor.getGrad(), g);
+    Value gradG = tensor::ExpandShapeOp::create(
+        rewriter, loc, splitGroups(tensorType(spreadGrad), 1, groups),
+        spreadGrad, splitAxis(rank, 1));
+    Value weightG = tensor::ExpandShapeOp::create(
+        rewriter, loc, splitGroups(weightType, 0, groups), adaptor.getWeight(),
+        splitAxis(rank, 0));
+
+    // Loops: n, g, c, i... (parallel), m, k... (reduction).
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, context); };
+    AffineExpr n = dim(0), gr = dim(1), c = dim(2), m = dim(3 + spatial);
+    SmallVector<AffineExpr> gradExprs = {n, gr, m}, weightExprs = {gr, m, c},
+                            outExprs = {n, gr, c};
+    for (int64_t i = 0; i < spatial; ++i) {
+      AffineExpr x = dim(3 + i), k = dim(4 + spatial + i);
+      gradExprs.push_back(g.flippedRead(x, k, i));
+      weightExprs.push_back(k);
+      outExprs.push_back(x);
+    }
+    rewriter.replaceOp(op, buildConvGradient(rewriter, loc, resultType,
+                                             /*groupAxis=*/1, groups, gradG,
+                                             weightG, gradExprs, weightExprs,
+                                             outExprs));
+    return success();
+  }
+};
+
+/// dw[g, m, c, k] = sum over n, o of
+///   pad(x)[n, g, c, o * s + k * d] * dy[n, g, m, o].
+struct ConvBackwardFilterLowering
+    : OpConversionPattern<train::ConvBackwardFilterOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(train::ConvBackwardFilterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    RankedTensorType resultType = op.getType();
+    RankedTensorType inputType = tensorType(adaptor.getInput());
+    Type element = resultType.getElementType();
+    int64_t groups = op.getGroups();
+    int64_t rank = resultType.getRank();
+    SmallVector<int64_t> kernel(resultType.getShape().drop_front(2));
+    WindowGeometry g(inputType.getShape(),
+                     tensorType(adaptor.getGrad()).getShape(), kernel,
+                     op.getStrides(), op.getDilations(), op.getPads());
+    int64_t spatial = g.spatial();
+
+    SmallVector<int64_t> low, high;
+    g.ownPads(low, high);
+    Value input = padTensor(rewriter, loc, adaptor.getInput(), low, high,
+                            rewriter.getFloatAttr(element, 0.0));
+    Value inputG = tensor::ExpandShapeOp::create(
+        rewriter, loc, splitGroups(tensorType(input), 1, groups), input,
+        splitAxis(rank, 1));
+    Value gradG = tensor::ExpandShapeOp::create(
+        rewriter, loc, splitGroups(tensorType(adaptor.getGrad()), 1, groups),
+        adaptor.getGrad(), splitAxis(rank, 1));
+
+    // Loops: g, m, c, k... (parallel), n, o... (reduction).
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, context); };
+    AffineExpr gr = dim(0), m = dim(1), c = dim(2), n = dim(3 + spatial);
+    SmallVector<AffineExpr> inputExprs = {n, gr, c}, gradExprs = {n, gr, m},
+                            outExprs = {gr, m, c};
+    for (int64_t i = 0; i < spatial; ++i) {
+      AffineExpr k = dim(3 + i), o = dim(4 + spatial + i);
+      inputExprs.push_back(g.windowRead(o, k, i));
+      gradExprs.push_back(o);
+      outExprs.push_back(k);
+    }
+    rewriter.replaceOp(op,
+                       buildConvGradient(rewriter, loc, resultType,
+                                         /*groupAxis=*/0, groups, inputG, gradG,
+                                         inputExprs, gradExprs, outExprs));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// dx[n, c, i] = sum over k of spreadK[n, c, k..., i + (K - 1 - k) * d]
+/// where `spreadK` is the spread of per-kernel-offset contributions
+/// [N, C, K..., O...] (max pooling), or of [N, C, O...] values shared by
+/// every offset (average pooling, `perOffset` false).
+Value gatherWindows(OpBuilder &b, Location loc, Value spreadValues,
+                    bool perOffset, const WindowGeometry &g,
+                    RankedTensorType resultType) {
+  MLIRContext *context = b.getContext();
+  int64_t spatial = g.spatial();
+  Type element = resultType.getElementType();
+  Type accType = accumulatorType(element);
+  Value init = zeroTensor(b, loc, resultType.getShape(), accType);
+  // Loops: n, c, i... (parallel), k... (reduction).
+  int64_t numLoops = 2 + 2 * spatial;
+  auto dim = [&](int64_t i) { return getAffineDimExpr(i, context); };
+  SmallVector<AffineExpr> spreadExprs = {dim(0), dim(1)}, kernelExprs,
+                          outExprs = {dim(0), dim(1)};
+  for (int64_t i = 0; i < spatial; ++i)
+    kernelExprs.push_back(dim(2 + spatial + i));
+  if (perOffset)
+    llvm::append_range(spreadExprs, kernelExprs);
+  for (int64_t i = 0; i < spatial; ++i) {
+    AffineExpr x = dim(2 + i), k = dim(2 + spatial + i);
+    spreadExprs.push_back(g.flippedRead(x, k, i));
+    outExprs.push_back(x);
+  }
+  SmallVector<Value> inputs = {spreadValues};
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(numLoops, 0, spreadExprs, context)};
+  if (!perOffset) {
+    // A kernel-shaped operand gives the k loops their extent, as in the
+    // named pooling ops; its elements are never read.
+    inputs.push_back(tensor::EmptyOp::create(b, loc, g.kernel, accType));
+    maps.push_back(AffineMap::get(numLoops, 0, kernelExprs, context));
+  }
+  maps.push_back(AffineMap::get(numLoops, 0, outExprs, context));
+  Value result =
+      linalg::GenericOp::create(b, loc, TypeRange{init.getType()}, inputs,
+                                ValueRange{init}, maps,
+                                iteratorTypes(2 + spatial, spatial), accumulate)
+          .getResult(0);
+  return convertElementType(b, loc, result, element);
+}
+
+/// `value * factor + offset` on indices, without the trivial steps.
+Value scaleAndShift(OpBuilder &b, Location loc, Value value, int64_t factor,
+                    int64_t offset) {
+  if (factor != 1)
+    value = arith::MulIOp::create(
+        b, loc, value, arith::ConstantIndexOp::create(b, loc, factor));
+  if (offset != 0)
+    value = arith::AddIOp::create(
+        b, loc, value, arith::ConstantIndexOp::create(b, loc, offset));
+  return value;
+}
+
+/// Row-major flat index of the kernel offset held by loops
+/// `firstLoop`... of the enclosing linalg op, as i32.
+Value flatKernelIndex(OpBuilder &b, Location loc, const WindowGeometry &g,
+                      int64_t firstLoop) {
+  Value flat = linalg::IndexOp::create(b, loc, firstLoop);
+  for (int64_t i = 1; i < g.spatial(); ++i)
+    flat = arith::AddIOp::create(
+        b, loc, scaleAndShift(b, loc, flat, g.kernel[i], 0),
+        linalg::IndexOp::create(b, loc, firstLoop + i));
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), flat);
+}
+
+/// Whether the window element at output loops `2...` and kernel loops
+/// `2 + spatial...` is a real input element, not padding: only tested on
+/// axes that have padding.
+Value isRealPosition(OpBuilder &b, Location loc, const WindowGeometry &g) {
+  Value real = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  for (int64_t i = 0; i < g.spatial(); ++i) {
+    if (g.padBegin[i] == 0 && g.reachPad(i) == 0)
+      continue;
+    // o * stride + k * dilation - pad_begin in [0, input).
+    Value position = arith::AddIOp::create(
+        b, loc,
+        scaleAndShift(b, loc, linalg::IndexOp::create(b, loc, 2 + i),
+                      g.strides[i], -g.padBegin[i]),
+        scaleAndShift(b, loc,
+                      linalg::IndexOp::create(b, loc, 2 + g.spatial() + i),
+                      g.dilations[i], 0));
+    Value above =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, position,
+                              arith::ConstantIndexOp::create(b, loc, 0));
+    Value below = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::slt, position,
+        arith::ConstantIndexOp::create(b, loc, g.input[i]));
+    real = arith::AndIOp::create(b, loc, real,
+                                 arith::AndIOp::create(b, loc, above, below));
+  }
+  return real;
+}
+
+/// Each kernel offset's share of the gradient, [N, C, K..., O...]: the
+/// output gradient where that offset won the window (`winners`), else zero.
+Value buildShares(OpBuilder &b, Location loc, Value grad, Value winners,
+                  AffineMap sourceMap, ArrayRef<int64_t> shape,
+                  const WindowGeometry &g) {
+  Type element = tensorType(grad).getElementType();
+  Value init = tensor::EmptyOp::create(b, loc, shape, element);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{grad, winners},
+             ValueRange{init},
+             ArrayRef<AffineMap>{sourceMap, sourceMap,
+                                 AffineMap::getMultiDimIdentityMap(
+                                     shape.size(), b.getContext())},
+             iteratorTypes(shape.size()),
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value offset = flatKernelIndex(nb, nloc, g, 2);
+               Value won = arith::CmpIOp::create(
+                   nb, nloc, arith::CmpIPredicate::eq, offset, args[1]);
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::SelectOp::create(
+                       nb, nloc, won, args[0],
+                       floatConstant(nb, nloc, element, 0.0))
+                       .getResult());
+             })
+      .getResult(0);
+}
+
+/// The winner of each window of the forward `input`, the flat kernel offset
+/// of its first maximum, as an i32 tensor of the output's `shape`: loops
+/// n, c, o... (parallel), k... (reduction). The comparison (larger value,
+/// then smaller offset) is order-independent, so the reduction may run in
+/// any order.
+Value findWinners(OpBuilder &rewriter, Location loc, Value input, Type element,
+                  ArrayRef<int64_t> shape, const WindowGeometry &g) {
+  MLIRContext *context = rewriter.getContext();
+  int64_t spatial = g.spatial();
+  SmallVector<int64_t> low, high;
+  g.reachPads(low, high);
+  Value padded =
+      padTensor(rewriter, loc, input, low, high, negativeInfinity(element));
+  SmallVector<AffineMap, 3> maps = g.windowReductionMaps(context);
+  maps.push_back(maps.back());
+  Value kernel = tensor::EmptyOp::create(rewriter, loc, g.kernel, element);
+  Value maxInit = filledTensor(rewriter, loc, shape, negativeInfinity(element));
+  Value winnerInit = filledTensor(
+      rewriter, loc, shape,
+      rewriter.getI32IntegerAttr(std::numeric_limits<int32_t>::max()));
+  auto argmax = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{maxInit.getType(), winnerInit.getType()},
+      ValueRange{padded, kernel}, ValueRange{maxInit, winnerInit}, maps,
+      iteratorTypes(2 + spatial, spatial),
+      [&](OpBuilder &b, Location nloc, ValueRange args) {
+        Value x = args[0], max = args[2], winner = args[3];
+        Value offset = flatKernelIndex(b, nloc, g, 2 + spatial);
+        Value real = isRealPosition(b, nloc, g);
+        Value greater =
+            arith::CmpFOp::create(b, nloc, arith::CmpFPredicate::OGT, x, max);
+        Value tie = arith::AndIOp::create(
+            b, nloc,
+            arith::CmpFOp::create(b, nloc, arith::CmpFPredicate::OEQ, x, max),
+            arith::CmpIOp::create(b, nloc, arith::CmpIPredicate::slt, offset,
+                                  winner));
+        Value wins = arith::AndIOp::create(
+            b, nloc, real, arith::OrIOp::create(b, nloc, greater, tie));
+        linalg::YieldOp::create(
+            b, nloc,
+            ValueRange{arith::SelectOp::create(b, nloc, wins, x, max),
+                       arith::SelectOp::create(b, nloc, wins, offset, winner)});
+      });
+  return argmax.getResult(1);
+}
+
+/// Each window's winner, each kernel offset's share of the gradient, then
+/// the gather of the shares into the input's positions.
+struct MaxPoolBackwardLowering : OpConversionPattern<train::MaxPoolBackwardOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(train::MaxPoolBackwardOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    RankedTensorType resultType = op.getType();
+    Type element = resultType.getElementType();
+    RankedTensorType gradType = tensorType(adaptor.getGrad());
+    WindowGeometry g(resultType.getShape(), gradType.getShape(),
+                     op.getKernelShape(), op.getStrides(), op.getDilations(),
+                     op.getPads());
+    int64_t spatial = g.spatial();
+    auto dim = [&](int64_t i) { return getAffineDimExpr(i, context); };
+
+    Value winners = findWinners(rewriter, loc, adaptor.getInput(), element,
+                                gradType.getShape(), g);
+
+    // Each kernel offset's share: the gradient where it won, else zero.
+    // Loops n, c, k..., o... all parallel.
+    SmallVector<int64_t> shareShape(gradType.getShape().take_front(2));
+    llvm::append_range(shareShape, g.kernel);
+    llvm::append_range(shareShape, g.output);
+    SmallVector<AffineExpr> sourceExprs = {dim(0), dim(1)};
+    for (int64_t i = 0; i < spatial; ++i)
+      sourceExprs.push_back(dim(2 + spatial + i));
+    AffineMap sourceMap =
+        AffineMap::get(2 + 2 * spatial, 0, sourceExprs, context);
+    Value shares = buildShares(rewriter, loc, adaptor.getGrad(), winners,
+                               sourceMap, shareShape, g);
+
+    Value result =
+        gatherWindows(rewriter, loc, spread(rewriter, loc, shares, g),
+                      /*perOffset=*/true, g, resultType);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The count of every output position's window (`windowCount`, the
+/// product over the spatial axes), as an `accType` tensor of the output's
+/// spatial shape.
+Value windowCounts(OpBuilder &b, Location loc, const WindowGeometry &g,
+                   bool countIncludePad, Type accType) {
+  // Row-major over the spatial axes.
+  SmallVector<double> counts = {1.0};
+  for (int64_t i = 0; i < g.spatial(); ++i) {
+    SmallVector<double> next;
+    for (double prefix : counts)
+      for (int64_t o = 0; o < g.output[i]; ++o)
+        next.push_back(
+            prefix * static_cast<double>(g.windowCount(i, o, countIncludePad)));
+    counts = std::move(next);
+  }
+  return floatTensorConstant(b, loc, RankedTensorType::get(g.output, accType),
+                             counts);
+}
+
+/// The gradient divided by each window's count (as the forward lowering
+/// counts: real elements, or the window clipped to the padded input with
+/// count_include_pad), spread and summed over every kernel offset.
+struct AvgPoolBackwardLowering : OpConversionPattern<train::AvgPoolBackwardOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(train::AvgPoolBackwardOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    RankedTensorType resultType = op.getType();
+    Type element = resultType.getElementType();
+    Type accType = accumulatorType(element);
+    RankedTensorType gradType = tensorType(adaptor.getGrad());
+    int64_t rank = gradType.getRank();
+    SmallVector<int64_t> ones(rank - 2, 1);
+    WindowGeometry g(resultType.getShape(), gradType.getShape(),
+                     op.getKernelShape(), op.getStrides(), ones, op.getPads());
+    int64_t spatial = g.spatial();
+
+    Value countTensor =
+        windowCounts(rewriter, loc, g, op.getCountIncludePad(), accType);
+    SmallVector<AffineExpr> spatialExprs;
+    for (int64_t i = 0; i < spatial; ++i)
+      spatialExprs.push_back(getAffineDimExpr(2 + i, context));
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, gradType.getShape(), accType);
+    Value shares =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{init.getType()},
+            ValueRange{adaptor.getGrad(), countTensor}, ValueRange{init},
+            ArrayRef<AffineMap>{
+                AffineMap::getMultiDimIdentityMap(rank, context),
+                AffineMap::get(rank, 0, spatialExprs, context),
+                AffineMap::getMultiDimIdentityMap(rank, context)},
+            iteratorTypes(rank),
+            [&](OpBuilder &b, Location nloc, ValueRange args) {
+              linalg::YieldOp::create(
+                  b, nloc,
+                  arith::DivFOp::create(
+                      b, nloc, convertFloat(b, nloc, args[0], accType), args[1])
+                      .getResult());
+            })
+            .getResult(0);
+    Value result =
+        gatherWindows(rewriter, loc, spread(rewriter, loc, shares, g),
+                      /*perOffset=*/false, g, resultType);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void traincc::codegen::populateWindowGradientPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<ConvBackwardDataLowering, ConvBackwardFilterLowering,
+               MaxPoolBackwardLowering, AvgPoolBackwardLowering>(
+      patterns.getContext());
+}

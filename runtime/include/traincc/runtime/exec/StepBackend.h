@@ -1,0 +1,98 @@
+//===- StepBackend.h - Where the step functions run -------------*- C++ -*-===//
+//
+// The loop, evaluation and prediction call the model's three steps through
+// a StepBackend, so that they run the same on the CPU (the generated host
+// functions, on ModelMemory) and on a CUDA device (GpuExecutor, on a device
+// copy of the arena).
+//
+// Micro-steps are asynchronous: microStep() starts one, collectLosses()
+// waits for those started since its last call and hands over their losses
+// in order. On a device this lets the next micro-batch be prepared and
+// uploaded while the current one runs; on the CPU microStep() runs at once.
+//
+// The host arena (memory()) is the device arena's mirror, not a live view:
+// after steps, call syncStateToHost() before the host reads it (gradient
+// norm, checkpoints, export, logs); after the host writes it (resume,
+// gradient clipping), call syncStateToDevice(). Both are no-ops on the CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRAINCC_RUNTIME_EXEC_STEPBACKEND_H
+#define TRAINCC_RUNTIME_EXEC_STEPBACKEND_H
+
+#include "traincc/runtime/support/Model.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace traincc::rt {
+
+/// Where the steps should run (--device).
+enum class DeviceChoice { Auto, Cpu, Cuda };
+
+class StepBackend {
+public:
+  virtual ~StepBackend() = default;
+
+  /// "cpu" or "cuda".
+  virtual const char *name() const = 0;
+  /// One line for the progress output and `info`: "cpu" or
+  /// "cuda: NVIDIA H200 (compute capability 9.0, ...), kernels: cubin sm_90".
+  virtual std::string description() const = 0;
+
+  /// Starts micro_step on one micro-batch (`target` null without one).
+  virtual Error microStep(const float *input, const void *target,
+                          float gradScale, uint64_t seed) = 0;
+  /// Waits for the micro-steps started since the last call and appends
+  /// their losses, in order.
+  virtual Error collectLosses(std::vector<float> &losses) = 0;
+  virtual Error applyStep(float lr, int64_t step) = 0;
+  /// eval_step, finished when it returns (`target` and `losses` may be
+  /// null).
+  virtual Error evalStep(const float *input, const void *target,
+                         float *output, float *losses) = 0;
+
+  virtual Error syncStateToHost() = 0;
+  virtual Error syncStateToDevice() = 0;
+  /// The same for the gradient accumulators alone (what the gradient-norm
+  /// monitor reads and clipping writes each step).
+  virtual Error syncGradientsToHost() = 0;
+  virtual Error syncGradientsToDevice() = 0;
+
+  ModelMemory &memory() { return memory_; }
+  const ModelInfo &model() const { return model_; }
+
+protected:
+  StepBackend(const ModelInfo &model, ModelMemory &memory)
+      : model_(model), memory_(memory) {}
+  ModelInfo model_;
+  ModelMemory &memory_;
+};
+
+/// The generated host functions on `memory` (the model must have them:
+/// ModelInfo::hasCpuSteps()).
+std::unique_ptr<StepBackend> createCpuBackend(const ModelInfo &model,
+                                              ModelMemory &memory);
+
+/// The backend --device asks for: `cpu` (an error for a CUDA-only
+/// trainer); `cuda` (an error when the trainer has no GPU program or CUDA
+/// is unusable); `auto`: CUDA when the trainer has a GPU program and a
+/// device is usable, else the CPU, with the reason in `fallback` (empty
+/// when CUDA was chosen or the trainer has no GPU program); a CUDA-only
+/// trainer without a usable device is an error. Errors after the device
+/// was found (module load, allocation) are errors under `auto` too: they
+/// are not a missing device.
+Expected<std::unique_ptr<StepBackend>>
+createStepBackend(const ModelInfo &model, ModelMemory &memory,
+                  DeviceChoice choice, std::string *fallback = nullptr);
+
+/// The `info` lines about the device: the GPU program, the CUDA device and
+/// how the kernels would load, or why the trainer runs on the CPU. An error
+/// only for `--device cuda` when CUDA is unusable.
+Expected<std::string> describeDevice(const ModelInfo &model,
+                                     DeviceChoice choice);
+
+} // namespace traincc::rt
+
+#endif // TRAINCC_RUNTIME_EXEC_STEPBACKEND_H

@@ -1,0 +1,170 @@
+//===- TrainerCommands.cpp - train, eval, predict, info -------------------===//
+
+#include "traincc/runtime/commands/TrainerMain.h"
+
+#include "traincc/runtime/data/DataSources.h"
+#include "traincc/runtime/exec/Evaluate.h"
+#include "traincc/runtime/exec/ModelSession.h"
+#include "traincc/runtime/exec/StepBackend.h"
+#include "traincc/runtime/formats/Npy.h"
+#include "traincc/runtime/formats/OnnxExport.h"
+#include "traincc/runtime/loop/TrainLoop.h"
+#include "traincc/runtime/support/Signals.h"
+#include "traincc/runtime/support/ThreadPool.h"
+
+#include <charconv>
+
+namespace traincc::rt {
+
+namespace {
+
+/// The shortest text that reads back as the same float ("0.9", not the
+/// double 0.89999997615814209).
+std::string formatFloat(float value) {
+  char buffer[32];
+  std::to_chars_result r = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, r.ptr);
+}
+
+int threadCount(const TrainerOptions &options) {
+  return options.threads ? int(*options.threads) : defaultThreadCount();
+}
+
+} // namespace
+
+Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
+                      std::FILE *out) {
+  // The device first: a missing GPU should fail before the data loads.
+  Expected<ModelSession> session =
+      ModelSession::open(model, options.device, out);
+  if (!session)
+    return session.takeError();
+  TrainingSettings settings =
+      resolveTrainingSettings(options.loop, options.data, model);
+  Expected<TrainingData> data = loadTrainingData(options.data, model);
+  if (!data)
+    return data.takeError();
+  // A bad --export path should fail in seconds, not after the run: try
+  // creating the temporary file now (and remove it again, so an interrupted
+  // run leaves nothing behind).
+  if (options.exportPath) {
+    if (!model.abi->onnx_model || model.abi->onnx_model_bytes == 0)
+      return makeError("--export: this trainer carries no ONNX model");
+    Expected<AtomicFileWriter> probe =
+        AtomicFileWriter::create(*options.exportPath);
+    if (!probe)
+      return probe.takeError().withContext("--export");
+  }
+
+  ThreadPool pool(threadCount(options));
+  ActiveThreadPool active(pool);
+  Expected<TrainingOutcome> outcome =
+      runTraining(model, session->backend(), data.take(), settings, out);
+  if (!outcome)
+    return outcome.takeError();
+  if (outcome->signal) {
+    // The run is not finished: no export; main exits with 128 + signal.
+    recordInterruptedExit(outcome->signal);
+    return Error::success();
+  }
+  if (options.exportPath) {
+    Expected<AtomicFileWriter> writer =
+        AtomicFileWriter::create(*options.exportPath);
+    if (!writer)
+      return writer.takeError().withContext("--export");
+    if (Error err = exportOnnx(*model.abi, session->memory(), *writer))
+      return err;
+    std::fprintf(out, "exported %s\n", options.exportPath->c_str());
+  }
+  return Error::success();
+}
+
+Error runEvalCommand(const TrainerOptions &options, const ModelInfo &model,
+                     std::FILE *out) {
+  Expected<ModelSession> session = ModelSession::open(model, options.device);
+  if (!session)
+    return session.takeError();
+  Expected<Dataset> data = loadEvaluationData(options.data, model);
+  if (!data)
+    return data.takeError();
+  Expected<Evaluator> evaluator = Evaluator::create(model, data.take());
+  if (!evaluator)
+    return evaluator.takeError();
+  ThreadPool pool(threadCount(options));
+  ActiveThreadPool active(pool);
+  Expected<EvaluationResult> result = evaluator->run(session->backend());
+  if (!result)
+    return result.takeError();
+  // Shortest round-trip text, as in the --log file.
+  std::string text = strCat("samples: ", result->samples,
+                            "\nloss: ", formatDouble(result->loss), "\n");
+  if (result->accuracy)
+    text += strCat("accuracy: ", formatDouble(*result->accuracy), "\n");
+  std::fputs(text.c_str(), out);
+  return Error::success();
+}
+
+Error runPredictCommand(const TrainerOptions &options, const ModelInfo &model,
+                        std::FILE *out) {
+  Expected<ModelSession> session = ModelSession::open(model, options.device);
+  if (!session)
+    return session.takeError();
+  Expected<Dataset> data = loadPredictionInputs(options.data, model);
+  if (!data)
+    return data.takeError();
+  ThreadPool pool(threadCount(options));
+  ActiveThreadPool active(pool);
+  Expected<FloatTensor> outputs = predictAll(model, session->backend(), *data);
+  if (!outputs)
+    return outputs.takeError();
+  if (Error err = writeNpy(*options.predictOutput, *outputs))
+    return std::move(err).withContext("-o");
+  std::fprintf(out, "wrote %s: float32 %s\n", options.predictOutput->c_str(),
+               formatShape(outputs->shape).c_str());
+  return Error::success();
+}
+
+Error runInfoCommand(const TrainerOptions &options, const ModelInfo &model,
+                     std::FILE *out) {
+  Expected<std::string> device = describeDevice(model, options.device);
+  if (!device)
+    return device.takeError();
+  const traincc_model &abi = *model.abi;
+  std::string text = strCat("model: ", abi.model_name ? abi.model_name : "",
+                            "\ninput: ", describeTensor(abi.input), "\n");
+  if (model.hasTarget())
+    text += strCat("target: ", describeTensor(abi.target), "\n");
+  text += strCat("output: ", describeTensor(abi.output), "\n");
+  text += strCat("parameters: ", model.trainableParameters, " trainable, ",
+                 model.frozenParameters, " frozen\n");
+  text += strCat("state arena: ", int64_t(abi.state_bytes), " bytes in ",
+                 abi.num_state, " tensors\n");
+  for (int32_t i = 0; i < abi.num_state; ++i) {
+    const traincc_state_tensor &t = abi.state[i];
+    text += strCat("  ", t.name, ": ", stateKindName(t.kind), " ",
+                   abiDtypeName(t.dtype), " ", formatShape(shapeOf(t)),
+                   " at offset ", int64_t(t.offset), "\n");
+  }
+  text += strCat("workspace: ", int64_t(abi.workspace_bytes), " bytes\n");
+  text += strCat("micro-batch: ", abi.micro_batch, "\n");
+  text += strCat("accum-steps: ", abi.accum_steps, " (default)\n");
+  text += strCat("loss: ", lossKindName(abi.loss));
+  if (model.crossEntropy())
+    text += strCat(" (", abi.num_classes, " classes)");
+  text += strCat("\noptimizer: ", optimizerKindName(abi.optimizer));
+  if (abi.optimizer == TRAINCC_OPTIMIZER_SGD)
+    text += strCat(" momentum ", formatFloat(abi.momentum), " dampening ",
+                   formatFloat(abi.dampening), " nesterov ",
+                   abi.nesterov ? "yes" : "no");
+  else
+    text += strCat(" beta1 ", formatFloat(abi.beta1), " beta2 ", formatFloat(abi.beta2),
+                   " eps ", formatFloat(abi.eps));
+  text += strCat(" weight-decay ", formatFloat(abi.weight_decay), "\n");
+  text += strCat("bn-stats: ", abi.bn_stats_per_step ? "step" : "micro", "\n");
+  text += strCat("onnx model: ", int64_t(abi.onnx_model_bytes), " bytes\n");
+  text += *device;
+  std::fputs(text.c_str(), out);
+  return Error::success();
+}
+
+} // namespace traincc::rt

@@ -1,0 +1,209 @@
+//===- DataSources.cpp - The data a command line names, fitted to the model ===//
+
+#include "traincc/runtime/data/DataSources.h"
+
+#include "traincc/runtime/data/FashionMnist.h"
+#include "traincc/runtime/formats/Npy.h"
+
+namespace traincc::rt {
+
+namespace {
+
+/// Checks that the samples fit the model's input.
+Error checkInputs(const Dataset &data, const ModelInfo &model,
+                  const char *flag) {
+  return data.checkSampleShape(model.inputSampleShape).withContext(flag);
+}
+
+/// Dataset::with* errors start with the name of the file they are about;
+/// prefix the flag that named that file.
+Error withFlagOfFile(Error err, const std::string &xPath, const char *xFlag,
+                     const char *yFlag) {
+  bool aboutInputs = err.message().rfind(xPath + ":", 0) == 0;
+  return std::move(err).withContext(aboutInputs ? xFlag : yFlag);
+}
+
+/// Reads float32 inputs and applies --normalize to them.
+Expected<FloatTensor> readInputs(const std::string &path, const char *flag,
+                                 const DataOptions &options,
+                                 const ModelInfo &model) {
+  Expected<FloatTensor> inputs = readNpyFloat32(path);
+  if (!inputs)
+    return inputs.takeError().withContext(flag);
+  if (options.normalize)
+    if (Error err = normalizeInputs(*inputs, *options.normalize,
+                                    model.inputSampleShape))
+      return err;
+  return inputs;
+}
+
+/// Inputs from `xFlag` with the labels or targets from `yFlag` that the
+/// model's loss needs.
+Expected<Dataset> loadSamples(const std::string &xPath,
+                              const std::optional<std::string> &yPath,
+                              const char *xFlag, const char *yFlag,
+                              const DataOptions &options,
+                              const ModelInfo &model) {
+  Expected<FloatTensor> inputs = readInputs(xPath, xFlag, options, model);
+  if (!inputs)
+    return inputs.takeError();
+
+  Expected<Dataset> data = makeError("internal error: no dataset");
+  switch (model.abi->loss) {
+  case TRAINCC_LOSS_CROSS_ENTROPY: {
+    if (!yPath)
+      return makeError(xFlag, " needs ", yFlag,
+                       " (the model's cross-entropy loss needs int64 class "
+                       "labels)");
+    Expected<Int64Tensor> labels = readNpyInt64(*yPath);
+    if (!labels)
+      return labels.takeError().withContext(yFlag);
+    data = Dataset::withLabels(inputs.take(), labels.take(),
+                               model.abi->num_classes);
+    if (!data)
+      return withFlagOfFile(data.takeError(), xPath, xFlag, yFlag);
+    break;
+  }
+  case TRAINCC_LOSS_MSE: {
+    if (!yPath)
+      return makeError(xFlag, " needs ", yFlag,
+                       " (the model's mse loss needs float32 targets)");
+    Expected<FloatTensor> targets = readNpyFloat32(*yPath);
+    if (!targets)
+      return targets.takeError().withContext(yFlag);
+    data = Dataset::withTargets(inputs.take(), targets.take());
+    if (!data)
+      return withFlagOfFile(data.takeError(), xPath, xFlag, yFlag);
+    if (Error err = data->checkTargetShape(model.targetSampleShape))
+      return std::move(err).withContext(yFlag);
+    break;
+  }
+  default:
+    if (yPath)
+      return makeError(yFlag, ": the model computes its own loss (--loss "
+                              "output) and takes no targets");
+    data = Dataset::inputsOnly(inputs.take());
+    if (!data)
+      return data.takeError().withContext(xFlag);
+    break;
+  }
+  if (Error err = checkInputs(*data, model, xFlag))
+    return err;
+  return data;
+}
+
+/// Built-in datasets are labelled images: checked before loading them.
+Expected<DatasetSpec> datasetFor(const std::string &text,
+                                 const ModelInfo &model) {
+  Expected<DatasetSpec> spec = parseDatasetSpec(text);
+  if (!spec)
+    return spec;
+  if (!model.crossEntropy())
+    return makeError("--dataset: ", spec->name, " holds class labels, but the "
+                     "model's loss is ",
+                     lossKindName(model.abi->loss));
+  return spec;
+}
+
+/// Images with labels from a built-in dataset split.
+Expected<Dataset> fromLabeledImages(LabeledImages images,
+                                    const DataOptions &options,
+                                    const ModelInfo &model) {
+  if (options.normalize)
+    if (Error err = normalizeInputs(images.images, *options.normalize,
+                                    model.inputSampleShape))
+      return err;
+  Expected<Dataset> data = Dataset::withLabels(
+      std::move(images.images), std::move(images.labels),
+      model.abi->num_classes);
+  if (!data)
+    return data.takeError().withContext("--dataset");
+  if (Error err = checkInputs(*data, model, "--dataset"))
+    return err;
+  return data;
+}
+
+} // namespace
+
+Expected<TrainingData> loadTrainingData(const DataOptions &options,
+                                        const ModelInfo &model) {
+  if (options.dataset) {
+    Expected<DatasetSpec> spec = datasetFor(*options.dataset, model);
+    if (!spec)
+      return spec.takeError();
+    Expected<TrainAndValidation> both = loadNamedDataset(*spec);
+    if (!both)
+      return both.takeError().withContext("--dataset");
+    Expected<Dataset> train =
+        fromLabeledImages(std::move(both->train), options, model);
+    if (!train)
+      return train.takeError();
+    Expected<Dataset> validation =
+        fromLabeledImages(std::move(both->validation), options, model);
+    if (!validation)
+      return validation.takeError();
+    return TrainingData{train.take(), validation.take()};
+  }
+
+  Expected<Dataset> train =
+      loadSamples(*options.trainX, options.trainY, "--train-x", "--train-y",
+                  options, model);
+  if (!train)
+    return train.takeError();
+  TrainingData result{train.take(), std::nullopt};
+  if (options.valX) {
+    Expected<Dataset> validation =
+        loadSamples(*options.valX, options.valY, "--val-x", "--val-y",
+                    options, model);
+    if (!validation)
+      return validation.takeError();
+    result.validation = validation.take();
+  } else if (options.valSplit) {
+    Expected<std::pair<Dataset, Dataset>> split =
+        result.train.splitValidation(*options.valSplit);
+    if (!split)
+      return split.takeError();
+    result.train = std::move(split->first);
+    result.validation = std::move(split->second);
+  }
+  return result;
+}
+
+Expected<Dataset> loadEvaluationData(const DataOptions &options,
+                                     const ModelInfo &model) {
+  if (options.dataset) {
+    Expected<DatasetSpec> spec = datasetFor(*options.dataset, model);
+    if (!spec)
+      return spec.takeError();
+    Expected<LabeledImages> images = loadFashionMnistSplit(spec->dir, "t10k");
+    if (!images)
+      return images.takeError().withContext("--dataset");
+    return fromLabeledImages(images.take(), options, model);
+  }
+  return loadSamples(*options.evalX, options.evalY, "--x", "--y", options,
+                     model);
+}
+
+Expected<Dataset> loadPredictionInputs(const DataOptions &options,
+                                       const ModelInfo &model) {
+  Expected<FloatTensor> inputs =
+      readInputs(*options.evalX, "--x", options, model);
+  if (!inputs)
+    return inputs.takeError();
+  Expected<Dataset> data = Dataset::inputsOnly(inputs.take());
+  if (!data)
+    return data.takeError().withContext("--x");
+  if (Error err = checkInputs(*data, model, "--x"))
+    return err;
+  return data;
+}
+
+void configureSampler(SamplerOptions &sampler, const DataOptions &options,
+                      const ModelInfo &model) {
+  sampler.augmentation = options.augment;
+  sampler.imageShape = model.inputSampleShape;
+  sampler.normalization = options.normalize;
+  sampler.prefetch = options.prefetch;
+}
+
+} // namespace traincc::rt

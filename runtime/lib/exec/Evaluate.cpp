@@ -1,0 +1,101 @@
+//===- Evaluate.cpp - Evaluation-mode passes over a dataset ---------------===//
+
+#include "traincc/runtime/exec/Evaluate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace traincc::rt {
+
+int64_t argmaxRow(const float *values, int64_t count) {
+  int64_t best = -1;
+  for (int64_t i = 0; i < count; ++i) {
+    if (std::isnan(values[i]))
+      continue;
+    if (best < 0 || values[i] > values[best])
+      best = i;
+  }
+  return best;
+}
+
+Expected<Evaluator> Evaluator::create(const ModelInfo &model, Dataset data) {
+  switch (model.abi->loss) {
+  case TRAINCC_LOSS_CROSS_ENTROPY:
+    if (data.targetKind() != TargetKind::ClassLabels)
+      return makeError(data.inputSource(),
+                       ": evaluation needs class labels");
+    break;
+  case TRAINCC_LOSS_MSE:
+    if (data.targetKind() != TargetKind::Values)
+      return makeError(data.inputSource(), ": evaluation needs targets");
+    break;
+  default:
+    return makeError("the model computes its own loss (--loss output), "
+                     "which has no per-sample value to evaluate");
+  }
+  Evaluator evaluator(model, std::move(data));
+  evaluator.batch_ = evaluator.data_.makeBatch(model.microBatch);
+  evaluator.outputs_.assign(
+      size_t(model.microBatch * model.outputSampleElements), 0.f);
+  evaluator.losses_.assign(size_t(model.microBatch), 0.f);
+  return evaluator;
+}
+
+Expected<EvaluationResult> Evaluator::run(StepBackend &backend) {
+  bool labels = data_.targetKind() == TargetKind::ClassLabels;
+  double lossSum = 0;
+  int64_t correct = 0;
+  for (int64_t b = 0, e = evalBatchCount(data_, batch_.rows); b < e; ++b) {
+    if (Error err = fillEvalBatch(data_, b, batch_))
+      return err;
+    const void *target = labels ? static_cast<const void *>(batch_.labels.data())
+                                : batch_.targets.data();
+    if (Error err = backend.evalStep(batch_.inputs.data(), target,
+                                     outputs_.data(), losses_.data()))
+      return err;
+    for (int64_t row = 0; row < batch_.realRows; ++row) {
+      lossSum += losses_[size_t(row)];
+      if (labels &&
+          argmaxRow(outputs_.data() + row * model_.outputSampleElements,
+                    model_.outputSampleElements) == batch_.labels[size_t(row)])
+        ++correct;
+    }
+  }
+  EvaluationResult result;
+  result.samples = data_.size();
+  result.loss = lossSum / double(result.samples);
+  if (labels)
+    result.accuracy = double(correct) / double(result.samples);
+  return result;
+}
+
+Expected<FloatTensor> predictAll(const ModelInfo &model, StepBackend &backend,
+                                 const Dataset &data) {
+  FloatTensor result;
+  result.shape.push_back(data.size());
+  result.shape.insert(result.shape.end(), model.outputSampleShape.begin(),
+                      model.outputSampleShape.end());
+  int64_t rowElements = model.outputSampleElements;
+  if (data.size() > INT64_MAX / 8 / rowElements)
+    return makeError(data.inputSource(), ": ", data.size(),
+                     " samples give too many outputs");
+  result.data.resize(size_t(data.size() * rowElements));
+  MicroBatch batch = data.makeBatch(model.microBatch);
+  std::vector<float> outputs(size_t(model.microBatch * rowElements));
+  // No targets, no losses (ModelABI.h allows null; the generated eval_step
+  // and the CUDA backend substitute their own).
+  for (int64_t b = 0, e = evalBatchCount(data, batch.rows); b < e; ++b) {
+    if (Error err = fillEvalBatch(data, b, batch))
+      return err;
+    if (Error err = backend.evalStep(batch.inputs.data(), nullptr,
+                                     outputs.data(), nullptr))
+      return err;
+    std::memcpy(result.data.data() + b * batch.rows * rowElements,
+                outputs.data(),
+                sizeof(float) * size_t(batch.realRows * rowElements));
+  }
+  return result;
+}
+
+} // namespace traincc::rt

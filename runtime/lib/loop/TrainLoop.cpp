@@ -1,0 +1,575 @@
+//===- TrainLoop.cpp - The training loop ----------------------------------===//
+
+#include "traincc/runtime/loop/TrainLoop.h"
+
+#include "traincc/runtime/exec/Evaluate.h"
+#include "traincc/runtime/formats/JsonLog.h"
+#include "traincc/runtime/loop/Checkpoint.h"
+#include "traincc/runtime/loop/Monitors.h"
+#include "traincc/runtime/loop/Progress.h"
+#include "traincc/runtime/support/File.h"
+#include "traincc/runtime/support/Random.h"
+#include "traincc/runtime/support/Signals.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace traincc::rt {
+
+uint64_t microStepSeed(uint64_t seed, uint64_t counter) {
+  // The sampler keys its epochs with nthOutput(seed, e + 1); xor-ing a fixed
+  // constant into the key gives dropout a stream of its own.
+  constexpr uint64_t kDropoutStream = 0x64726f706f757421ull; // "dropout!"
+  return SplitMix64::nthOutput(SplitMix64::mix(seed ^ kDropoutStream),
+                               counter + 1);
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Creates `path` and its missing parents (mkdir -p).
+Error makeDirectories(const std::string &path) {
+  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
+    std::string prefix = path.substr(0, slash);
+    if (!prefix.empty() && ::mkdir(prefix.c_str(), 0777) != 0 &&
+        errno != EEXIST)
+      return makeError(prefix, ": cannot create the folder: ",
+                       std::strerror(errno));
+    if (slash == std::string::npos)
+      break;
+  }
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    return makeError(path, ": not a folder");
+  return Error::success();
+}
+
+std::string numberedPath(const std::string &dir, const char *format,
+                         int64_t number) {
+  char name[64];
+  std::snprintf(name, sizeof(name), format, (long long)number);
+  return dir + "/" + name;
+}
+
+/// One training run: the sampler, the validation pass, the log, the
+/// schedule and the checkpoints around the model's step functions.
+class TrainingRun {
+public:
+  TrainingRun(const ModelInfo &model, StepBackend &backend,
+              const TrainingSettings &settings, TrainSampler sampler,
+              std::optional<Evaluator> validation,
+              std::optional<JsonLinesLog> log, std::FILE *progress,
+              MonitorKind monitor)
+      : model_(model), backend_(backend), memory_(backend.memory()),
+        settings_(settings),
+        sampler_(std::move(sampler)), validation_(std::move(validation)),
+        log_(std::move(log)), progress_(progress), monitor_(monitor),
+        schedule_(settings.schedule, monitorMaximizes(monitor)),
+        earlyStop_(monitorMaximizes(monitor), settings.minDelta),
+        bestCheckpoint_(monitorMaximizes(monitor), 0),
+        batch_(sampler_.makeBatch()), seed_(settings.sampler.seed),
+        stepsPerEpoch_(sampler_.batchesPerEpoch() / settings.accumSteps) {}
+
+  /// Continues from a checkpoint instead of the model's initial state.
+  Error resume(const std::string &path);
+  Expected<TrainingOutcome> run();
+
+private:
+  /// Runs K micro-batches and one optimizer step; sets `loss` to the mean
+  /// micro-batch loss and `gradNorm` to the gradients' norm (when measured).
+  Error optimizerStep(double &loss, std::optional<double> &gradNorm);
+  /// Validation, log and progress lines, then the epoch-end decisions and
+  /// the epoch checkpoint; `stop` is set by early stopping.
+  Error endOfEpoch(EpochSummary &summary, Clock::time_point start,
+                   bool &stop);
+  double monitoredValue(const EpochSummary &summary) const;
+  Error writeCheckpoint(const std::string &path);
+  /// Records a checkpoint this run wrote and deletes the oldest of `kind`
+  /// beyond --keep-last.
+  void rotate(std::vector<std::string> &kind, const std::string &path);
+  Expected<TrainingOutcome> interrupted(int signal);
+  bool reachedMaxSteps() const {
+    return settings_.maxSteps && position_.step >= *settings_.maxSteps;
+  }
+  bool reachedEpochs() const {
+    return settings_.epochs && position_.epoch >= *settings_.epochs;
+  }
+
+  const ModelInfo &model_;
+  // Steps run on the backend; memory_ is its host arena, current only after
+  // backend_.syncStateToHost() (StepBackend.h).
+  StepBackend &backend_;
+  ModelMemory &memory_;
+  const TrainingSettings &settings_;
+  TrainSampler sampler_;
+  std::optional<Evaluator> validation_;
+  std::optional<JsonLinesLog> log_;
+  std::FILE *progress_;
+  MonitorKind monitor_;
+  LearningRateSchedule schedule_;
+  ImprovementTracker earlyStop_;
+  ImprovementTracker bestCheckpoint_;
+  LoopPosition position_;
+  MicroBatch batch_;
+  std::vector<float> microLosses_;
+  uint64_t seed_;
+  const int64_t stepsPerEpoch_;
+  double lastLearningRate_ = 0;
+  // The epoch in progress.
+  bool epochInProgress_ = false;
+  int64_t epochSteps_ = 0;
+  double epochLossSum_ = 0;
+  std::vector<uint8_t> epochStartParams_;
+  // Checkpoints written by this run, oldest first.
+  std::vector<std::string> epochCheckpoints_, stepCheckpoints_;
+  // The live line on a terminal (Progress.h); cleared before other output.
+  ProgressDisplay display_{progress_};
+};
+
+Error TrainingRun::optimizerStep(double &loss,
+                                 std::optional<double> &gradNorm) {
+  const traincc_model &abi = *model_.abi;
+  const float gradScale = 1.0f / float(settings_.accumSteps);
+  const void *target = nullptr;
+  if (!batch_.labels.empty())
+    target = batch_.labels.data();
+  else if (!batch_.targets.empty())
+    target = batch_.targets.data();
+  // On a device, micro-step k runs while the sampler fills batch k+1.
+  for (int64_t k = 0; k < settings_.accumSteps; ++k) {
+    Expected<bool> filled = sampler_.next(batch_);
+    if (!filled)
+      return filled.takeError();
+    if (!*filled)
+      return makeError("internal error: the epoch ran out of micro-batches");
+    if (Error err = backend_.microStep(
+            batch_.inputs.data(), target, gradScale,
+            microStepSeed(seed_, position_.microBatchesRun)))
+      return err;
+    ++position_.microBatchesRun;
+  }
+  microLosses_.clear();
+  if (Error err = backend_.collectLosses(microLosses_))
+    return err;
+  double lossSum = 0;
+  for (float microLoss : microLosses_)
+    lossSum += microLoss;
+  gradNorm.reset();
+  if (log_ || settings_.gradClipNorm) {
+    // The monitors read (and clipping writes) the gradients on the host.
+    if (Error err = backend_.syncGradientsToHost())
+      return err;
+    double norm = gradientNorm(abi, memory_.state.data());
+    if (settings_.gradClipNorm) {
+      clipGradients(abi, memory_.state.data(), norm, *settings_.gradClipNorm);
+      if (Error err = backend_.syncGradientsToDevice())
+        return err;
+    }
+    gradNorm = norm;
+  }
+  // Loss scaling will skip steps here (logged, not applied): the schedule
+  // and apply_step's step count only advance for applied steps.
+  int64_t applied = position_.appliedSteps + 1;
+  lastLearningRate_ = schedule_.at(applied);
+  if (Error err = backend_.applyStep(float(lastLearningRate_), applied))
+    return err;
+  position_.appliedSteps = applied;
+  ++position_.step;
+  loss = lossSum / double(settings_.accumSteps);
+  return Error::success();
+}
+
+double TrainingRun::monitoredValue(const EpochSummary &summary) const {
+  switch (monitor_) {
+  case MonitorKind::ValLoss:
+    return summary.valLoss.value_or(NAN);
+  case MonitorKind::ValAcc:
+    return summary.valAccuracy.value_or(NAN);
+  case MonitorKind::TrainLoss:
+    break;
+  }
+  return summary.trainLoss;
+}
+
+Error TrainingRun::endOfEpoch(EpochSummary &summary, Clock::time_point start,
+                              bool &stop) {
+  display_.clear();
+  const traincc_model &abi = *model_.abi;
+  if (validation_) {
+    Expected<EvaluationResult> result = validation_->run(backend_);
+    if (!result)
+      return result.takeError().withContext("validation");
+    summary.valLoss = result->loss;
+    summary.valAccuracy = result->accuracy;
+  }
+  // The log, the epoch checkpoint and the caller (export) read the arena.
+  if (Error err = backend_.syncStateToHost())
+    return err;
+  summary.learningRate = lastLearningRate_;
+  summary.seconds = secondsSince(start);
+  if (log_) {
+    EpochRecord record;
+    record.epoch = summary.epoch;
+    record.trainLoss = summary.trainLoss;
+    record.valLoss = summary.valLoss;
+    record.valAcc = summary.valAccuracy;
+    record.lr = summary.learningRate;
+    record.seconds = summary.seconds;
+    record.paramChange =
+        parameterChange(abi, memory_.state.data(), epochStartParams_);
+    record.bnStats = runningStatSummaries(abi, memory_.state.data());
+    if (Error err = log_->write(record))
+      return err;
+  }
+  std::string line = strCat("epoch ", summary.epoch);
+  if (settings_.epochs)
+    line += strCat("/", *settings_.epochs);
+  char numbers[160];
+  std::snprintf(numbers, sizeof(numbers), ": train_loss %.4f", summary.trainLoss);
+  line += numbers;
+  if (summary.valLoss) {
+    std::snprintf(numbers, sizeof(numbers), ", val_loss %.4f", *summary.valLoss);
+    line += numbers;
+  }
+  if (summary.valAccuracy) {
+    std::snprintf(numbers, sizeof(numbers), ", val_acc %.4f",
+                  *summary.valAccuracy);
+    line += numbers;
+  }
+  std::snprintf(numbers, sizeof(numbers), ", %lld steps, %.2fs\n",
+                (long long)summary.steps, summary.seconds);
+  line += numbers;
+  std::fputs(line.c_str(), progress_);
+
+  // The decisions, all on the same metric.
+  const double metric = monitoredValue(summary);
+  const char *metricName = monitorName(monitor_);
+  if (schedule_.endOfEpoch(metric))
+    std::fprintf(progress_,
+                 "%s has not improved for more than %lld epochs: learning "
+                 "rate reduced to %s\n",
+                 metricName, (long long)settings_.schedule.plateauPatience,
+                 formatDouble(schedule_.state().plateauLr).c_str());
+  earlyStop_.update(summary.epoch, metric);
+  bool improved = bestCheckpoint_.update(summary.epoch, metric);
+  if (settings_.earlyStopPatience &&
+      earlyStop_.state().badEpochs >= *settings_.earlyStopPatience) {
+    stop = true;
+    const EarlyStopState &s = earlyStop_.state();
+    if (log_) {
+      EarlyStopRecord record{summary.epoch, s.bestEpoch, s.best, metricName};
+      if (Error err = log_->write(record))
+        return err;
+    }
+    std::fprintf(progress_,
+                 "early stopping after epoch %lld: %s has not improved by "
+                 "more than %s for %lld epochs (best %.4f at epoch %lld)\n",
+                 (long long)summary.epoch, metricName,
+                 formatDouble(settings_.minDelta).c_str(),
+                 (long long)s.badEpochs, s.best, (long long)s.bestEpoch);
+  }
+  if (settings_.checkpointDir && (!settings_.saveBestOnly || improved)) {
+    std::string path =
+        numberedPath(*settings_.checkpointDir, "epoch-%04lld.ckpt",
+                     summary.epoch);
+    if (Error err = writeCheckpoint(path))
+      return err;
+    rotate(epochCheckpoints_, path);
+  }
+  std::fflush(progress_);
+  return Error::success();
+}
+
+Error TrainingRun::writeCheckpoint(const std::string &path) {
+  display_.clear();
+  RunState state;
+  state.position = position_;
+  state.epochInProgress = epochInProgress_;
+  state.epochSteps = epochSteps_;
+  state.epochLossSum = epochLossSum_;
+  state.lastLearningRate = lastLearningRate_;
+  state.schedule = schedule_.state();
+  state.earlyStop = earlyStop_.state();
+  state.bestCheckpoint = bestCheckpoint_.state();
+  state.loader = sampler_.state();
+  // Lend the snapshot rather than copy it.
+  if (epochInProgress_)
+    state.epochStartParams.swap(epochStartParams_);
+  Error err = backend_.syncStateToHost();
+  if (!err)
+    err = saveCheckpoint(path, *model_.abi, memory_.state.data(), state);
+  if (epochInProgress_)
+    state.epochStartParams.swap(epochStartParams_);
+  if (err)
+    return std::move(err).withContext("checkpoint");
+  std::fprintf(progress_, "checkpoint: %s\n", path.c_str());
+  return Error::success();
+}
+
+void TrainingRun::rotate(std::vector<std::string> &kind,
+                         const std::string &path) {
+  kind.erase(std::remove(kind.begin(), kind.end(), path), kind.end());
+  kind.push_back(path);
+  while (settings_.keepLast > 0 && int64_t(kind.size()) > settings_.keepLast) {
+    if (std::remove(kind.front().c_str()) != 0)
+      std::fprintf(progress_, "warning: cannot delete old checkpoint %s: %s\n",
+                   kind.front().c_str(), std::strerror(errno));
+    kind.erase(kind.begin());
+  }
+}
+
+Expected<TrainingOutcome> TrainingRun::interrupted(int signal) {
+  std::string path = settings_.checkpointDir
+                         ? *settings_.checkpointDir + "/interrupted.ckpt"
+                         : std::string("interrupted.ckpt");
+  if (Error err = writeCheckpoint(path))
+    return err;
+  std::fprintf(progress_,
+               "interrupted by %s after optimizer step %lld (epoch %lld); to "
+               "continue, run the same command with --resume %s\n",
+               signalName(signal), (long long)position_.step,
+               (long long)(position_.epoch + (epochInProgress_ ? 1 : 0)),
+               path.c_str());
+  std::fflush(progress_);
+  if (log_)
+    if (Error err = log_->close())
+      return err;
+  return TrainingOutcome{signal, path};
+}
+
+Error TrainingRun::resume(const std::string &path) {
+  Expected<RunState> state =
+      loadCheckpoint(path, *model_.abi, memory_.state.data());
+  if (!state)
+    return state.takeError().withContext("--resume");
+  if (Error err = backend_.syncStateToDevice())
+    return err;
+  if (Error err = sampler_.restore(state->loader))
+    return std::move(err).withContext(strCat("--resume: ", path));
+  if (state->epochInProgress) {
+    size_t expected = snapshotTrainable(*model_.abi, memory_.state.data()).size();
+    if (state->epochStartParams.size() != expected)
+      return makeError("--resume: ", path, ": the parameter snapshot holds ",
+                       int64_t(state->epochStartParams.size()),
+                       " bytes, the model's trainable tensors ",
+                       int64_t(expected));
+    // Mid-epoch, each step done consumed K micro-batches.
+    uint64_t consumed = uint64_t(state->epochSteps * settings_.accumSteps);
+    if (state->loader.nextBatch != consumed)
+      return makeError("--resume: ", path, ": the checkpoint was written ",
+                       state->epochSteps, " optimizer steps and ",
+                       state->loader.nextBatch,
+                       " micro-batches into its epoch; with --accum-steps ",
+                       settings_.accumSteps,
+                       " it can only continue at an epoch end");
+  }
+  position_ = state->position;
+  epochInProgress_ = state->epochInProgress;
+  epochSteps_ = state->epochSteps;
+  epochLossSum_ = state->epochLossSum;
+  epochStartParams_ = std::move(state->epochStartParams);
+  lastLearningRate_ = state->lastLearningRate;
+  schedule_.restore(state->schedule);
+  earlyStop_.restore(state->earlyStop);
+  bestCheckpoint_.restore(state->bestCheckpoint);
+  // Dropout seeds follow the interrupted run's seed, like the data order.
+  seed_ = state->loader.seed;
+  std::fprintf(progress_, "resuming from %s: %lld optimizer steps done, ",
+               path.c_str(), (long long)position_.step);
+  if (epochInProgress_)
+    std::fprintf(progress_, "%lld of %lld in epoch %lld\n",
+                 (long long)epochSteps_, (long long)stepsPerEpoch_,
+                 (long long)position_.epoch + 1);
+  else
+    std::fprintf(progress_, "%lld epochs finished\n",
+                 (long long)position_.epoch);
+  return Error::success();
+}
+
+Expected<TrainingOutcome> TrainingRun::run() {
+  InterruptGuard interrupts;
+  bool hasLossScaler = false;
+  for (int32_t i = 0; i < model_.abi->num_state; ++i)
+    hasLossScaler |= model_.abi->state[i].kind == TRAINCC_STATE_LOSS_SCALER;
+
+  bool stop = false;
+  // A resumed epoch in progress is finished even when the limits are met.
+  while (!stop &&
+         (epochInProgress_ || (!reachedEpochs() && !reachedMaxSteps()))) {
+    Clock::time_point start = Clock::now();
+    if (!epochInProgress_) {
+      epochInProgress_ = true;
+      epochSteps_ = 0;
+      epochLossSum_ = 0;
+      if (Error err = backend_.syncStateToHost())
+        return err;
+      epochStartParams_ = snapshotTrainable(*model_.abi, memory_.state.data());
+    }
+    display_.startEpoch(position_.epoch + 1, settings_.epochs, stepsPerEpoch_);
+    while (epochSteps_ < stepsPerEpoch_ && !reachedMaxSteps()) {
+      double loss = 0;
+      std::optional<double> gradNorm;
+      if (Error err = optimizerStep(loss, gradNorm))
+        return err;
+      epochLossSum_ += loss;
+      ++epochSteps_;
+      display_.step(epochSteps_, loss);
+      if (log_) {
+        StepRecord record;
+        record.step = position_.step;
+        record.epoch = position_.epoch + 1;
+        record.loss = loss;
+        record.lr = lastLearningRate_;
+        record.gradNorm = gradNorm;
+        if (Error err = log_->write(record))
+          return err;
+      }
+      if (!std::isfinite(loss) && !hasLossScaler)
+        return makeError("training diverged: the loss of step ",
+                         position_.step, " (epoch ", position_.epoch + 1,
+                         ") is ", loss, "; try a smaller --lr");
+      if (int signal = InterruptGuard::pendingSignal())
+        return interrupted(signal);
+      if (settings_.checkpointDir && settings_.checkpointEvery &&
+          position_.step % *settings_.checkpointEvery == 0 &&
+          epochSteps_ < stepsPerEpoch_ && !reachedMaxSteps()) {
+        // Steps that end an epoch get the epoch checkpoint instead.
+        std::string path = numberedPath(*settings_.checkpointDir,
+                                        "step-%08lld.ckpt", position_.step);
+        if (Error err = writeCheckpoint(path))
+          return err;
+        rotate(stepCheckpoints_, path);
+      }
+    }
+    EpochSummary summary;
+    summary.epoch = position_.epoch + 1;
+    summary.steps = epochSteps_;
+    summary.trainLoss =
+        epochSteps_ ? epochLossSum_ / double(epochSteps_) : double(NAN);
+    ++position_.epoch;
+    epochInProgress_ = false;
+    // The trailing partial group, if any, is dropped here. The next epoch's
+    // order is drawn before the epoch checkpoint, which resumes there.
+    sampler_.startNextEpoch();
+    if (Error err = endOfEpoch(summary, start, stop))
+      return err;
+    if (int signal = InterruptGuard::pendingSignal())
+      return interrupted(signal);
+  }
+  if (!stop && reachedMaxSteps())
+    std::fprintf(progress_, "stopped after %lld optimizer steps (--max-steps)\n",
+                 (long long)position_.step);
+  if (log_)
+    if (Error err = log_->close())
+      return err;
+  return TrainingOutcome{};
+}
+
+} // namespace
+
+Expected<TrainingOutcome> runTraining(const ModelInfo &model,
+                                      StepBackend &backend, TrainingData data,
+                                      const TrainingSettings &settings,
+                                      std::FILE *progress) {
+  int64_t trainSamples = data.train.size();
+  Expected<TrainSampler> sampler =
+      TrainSampler::create(data.train, settings.sampler);
+  if (!sampler)
+    return sampler.takeError();
+  int64_t microBatches = sampler->batchesPerEpoch();
+  if (microBatches < settings.accumSteps)
+    return makeError("--accum-steps ", settings.accumSteps, ": ", trainSamples,
+                     " training samples make only ", microBatches,
+                     " micro-batches of ", model.microBatch,
+                     " per epoch, fewer than one optimizer step needs");
+
+  std::optional<Evaluator> validation;
+  int64_t validationSamples = 0;
+  if (data.validation) {
+    validationSamples = data.validation->size();
+    Expected<Evaluator> evaluator =
+        Evaluator::create(model, std::move(*data.validation));
+    if (!evaluator)
+      return evaluator.takeError().withContext("validation");
+    validation.emplace(evaluator.take());
+  }
+
+  // The metric of plateau, early stopping and --save-best-only.
+  const bool monitorUsed = settings.schedule.kind == ScheduleKind::Plateau ||
+                           settings.earlyStopPatience || settings.saveBestOnly;
+  MonitorKind monitor = settings.monitor;
+  if (monitor == MonitorKind::ValAcc && !model.crossEntropy())
+    return makeError("--monitor val_acc: the model's ",
+                     lossKindName(model.abi->loss),
+                     " loss has no accuracy; monitor val_loss");
+  if (!validation)
+    monitor = MonitorKind::TrainLoss;
+
+  if (settings.gradClipNorm)
+    if (Error err = checkGradientsClippable(*model.abi))
+      return err;
+  // A checkpoint folder that cannot be written should fail now, not after
+  // the first epoch.
+  if (settings.checkpointDir) {
+    if (Error err = makeDirectories(*settings.checkpointDir))
+      return std::move(err).withContext("--checkpoint-dir");
+    Expected<AtomicFileWriter> probe =
+        AtomicFileWriter::create(*settings.checkpointDir + "/interrupted.ckpt");
+    if (!probe)
+      return probe.takeError().withContext("--checkpoint-dir");
+  }
+
+  std::optional<JsonLinesLog> log;
+  if (settings.logPath) {
+    // A resumed run continues its log.
+    Expected<JsonLinesLog> opened = JsonLinesLog::open(
+        *settings.logPath, settings.resumePath.has_value());
+    if (!opened)
+      return opened.takeError().withContext("--log");
+    log.emplace(opened.take());
+  }
+
+  int64_t stepsPerEpoch = microBatches / settings.accumSteps;
+  std::fprintf(progress,
+               "training on %lld samples: %lld optimizer steps per epoch, "
+               "each %lld micro-batch%s of %lld",
+               (long long)trainSamples, (long long)stepsPerEpoch,
+               (long long)settings.accumSteps,
+               settings.accumSteps == 1 ? "" : "es",
+               (long long)model.microBatch);
+  if (validationSamples)
+    std::fprintf(progress, "; validating on %lld samples",
+                 (long long)validationSamples);
+  std::fputs("\n", progress);
+  if (monitorUsed && monitor != settings.monitor)
+    std::fprintf(progress,
+                 "no validation data: monitoring train_loss instead of %s\n",
+                 monitorName(settings.monitor));
+
+  // Cosine decays over the whole run.
+  TrainingSettings resolved = settings;
+  int64_t total = INT64_MAX;
+  if (settings.epochs)
+    total = *settings.epochs * stepsPerEpoch;
+  if (settings.maxSteps)
+    total = std::min(total, *settings.maxSteps);
+  resolved.schedule.totalSteps = total;
+
+  TrainingRun run(model, backend, resolved, sampler.take(),
+                  std::move(validation), std::move(log), progress, monitor);
+  if (settings.resumePath)
+    if (Error err = run.resume(*settings.resumePath))
+      return err;
+  return run.run();
+}
+
+} // namespace traincc::rt

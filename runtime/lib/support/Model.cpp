@@ -1,0 +1,424 @@
+//===- Model.cpp - The generated model as the runtime sees it -------------===//
+
+#include "traincc/runtime/support/Model.h"
+
+#include "traincc/runtime/support/Tensor.h"
+
+#include <cstring>
+
+namespace traincc::rt {
+
+std::string abiDtypeName(int32_t dtype) {
+  switch (dtype) {
+  case TRAINCC_DTYPE_F32:
+    return "float32";
+  case TRAINCC_DTYPE_F16:
+    return "float16";
+  case TRAINCC_DTYPE_BF16:
+    return "bfloat16";
+  case TRAINCC_DTYPE_F64:
+    return "float64";
+  case TRAINCC_DTYPE_I64:
+    return "int64";
+  }
+  return strCat("dtype ", dtype);
+}
+
+int64_t abiDtypeSize(int32_t dtype) {
+  switch (dtype) {
+  case TRAINCC_DTYPE_F32:
+    return 4;
+  case TRAINCC_DTYPE_F16:
+  case TRAINCC_DTYPE_BF16:
+    return 2;
+  case TRAINCC_DTYPE_F64:
+  case TRAINCC_DTYPE_I64:
+    return 8;
+  }
+  return 0;
+}
+
+const char *lossKindName(int32_t loss) {
+  switch (loss) {
+  case TRAINCC_LOSS_CROSS_ENTROPY:
+    return "cross-entropy";
+  case TRAINCC_LOSS_MSE:
+    return "mse";
+  case TRAINCC_LOSS_OUTPUT:
+    return "output";
+  }
+  return "unknown";
+}
+
+const char *optimizerKindName(int32_t optimizer) {
+  switch (optimizer) {
+  case TRAINCC_OPTIMIZER_SGD:
+    return "sgd";
+  case TRAINCC_OPTIMIZER_ADAM:
+    return "adam";
+  case TRAINCC_OPTIMIZER_ADAMW:
+    return "adamw";
+  }
+  return "unknown";
+}
+
+const char *stateKindName(int32_t kind) {
+  switch (kind) {
+  case TRAINCC_STATE_TRAINABLE:
+    return "trainable";
+  case TRAINCC_STATE_FROZEN:
+    return "frozen";
+  case TRAINCC_STATE_RUNNING_MEAN:
+    return "running-mean";
+  case TRAINCC_STATE_RUNNING_VAR:
+    return "running-var";
+  case TRAINCC_STATE_GRADIENT:
+    return "gradient";
+  case TRAINCC_STATE_OPTIMIZER:
+    return "optimizer";
+  case TRAINCC_STATE_LOSS_SCALER:
+    return "loss-scaler";
+  case TRAINCC_STATE_BN_ACCUMULATOR:
+    return "bn-accumulator";
+  }
+  return "unknown";
+}
+
+std::vector<int64_t> shapeOf(const traincc_io_tensor &tensor) {
+  if (tensor.rank <= 0 || !tensor.shape)
+    return {};
+  return std::vector<int64_t>(tensor.shape, tensor.shape + tensor.rank);
+}
+
+std::vector<int64_t> shapeOf(const traincc_state_tensor &tensor) {
+  if (tensor.rank <= 0 || !tensor.shape)
+    return {};
+  return std::vector<int64_t>(tensor.shape, tensor.shape + tensor.rank);
+}
+
+std::vector<int64_t> sampleShapeOf(const traincc_io_tensor &tensor) {
+  std::vector<int64_t> shape = shapeOf(tensor);
+  if (!shape.empty())
+    shape.erase(shape.begin());
+  return shape;
+}
+
+std::string describeTensor(const traincc_io_tensor &tensor) {
+  return strCat(tensor.name ? tensor.name : "<unnamed>", " ",
+                abiDtypeName(tensor.dtype), " ", formatShape(shapeOf(tensor)));
+}
+
+namespace {
+
+/// Checks an input/output/target tensor: a name, a known dtype and a shape
+/// whose first dimension is the micro-batch.
+Error checkDataTensor(const traincc_io_tensor &tensor, const char *role,
+                      int64_t microBatch) {
+  if (!tensor.name)
+    return makeError(role, " has no name");
+  if (abiDtypeSize(tensor.dtype) == 0)
+    return makeError(role, " '", tensor.name, "' has unknown ",
+                     abiDtypeName(tensor.dtype));
+  if (tensor.rank < 1 || tensor.rank > 64 || !tensor.shape)
+    return makeError(role, " '", tensor.name, "' has rank ", tensor.rank,
+                     "; expected a leading micro-batch dimension");
+  for (int32_t i = 0; i < tensor.rank; ++i)
+    if (tensor.shape[i] < 1)
+      return makeError(role, " '", tensor.name, "' has dimension ",
+                       tensor.shape[i], " in shape ",
+                       formatShape(shapeOf(tensor)));
+  if (tensor.shape[0] != microBatch)
+    return makeError(role, " '", tensor.name, "' has shape ",
+                     formatShape(shapeOf(tensor)), ", but the micro-batch is ",
+                     microBatch);
+  Expected<int64_t> elements =
+      checkedElementCount(shapeOf(tensor), INT64_MAX / 8);
+  if (!elements)
+    return elements.takeError().withContext(strCat(role, " '", tensor.name,
+                                                   "'"));
+  return Error::success();
+}
+
+Error checkStateTensor(const traincc_model &model, int32_t index) {
+  const traincc_state_tensor &t = model.state[index];
+  std::string what = strCat("state tensor ", index, " '",
+                            t.name ? t.name : "<unnamed>", "'");
+  if (!t.name)
+    return makeError(what, " has no name");
+  if (t.kind < TRAINCC_STATE_TRAINABLE || t.kind > TRAINCC_STATE_BN_ACCUMULATOR)
+    return makeError(what, " has unknown kind ", t.kind);
+  int64_t elementSize = abiDtypeSize(t.dtype);
+  if (elementSize == 0)
+    return makeError(what, " has unknown ", abiDtypeName(t.dtype));
+  if (t.rank < 0 || t.rank > 64 || (t.rank > 0 && !t.shape))
+    return makeError(what, " has rank ", t.rank);
+  Expected<int64_t> elements = checkedElementCount(shapeOf(t), INT64_MAX / 8);
+  if (!elements)
+    return elements.takeError().withContext(what);
+  if (uint64_t(*elements * elementSize) != t.bytes)
+    return makeError(what, " holds ", t.bytes, " bytes, its shape ",
+                     formatShape(shapeOf(t)), " of ", abiDtypeName(t.dtype),
+                     " needs ", *elements * elementSize);
+  if (t.offset > model.state_bytes || t.bytes > model.state_bytes - t.offset)
+    return makeError(what, " at offset ", t.offset, " (", t.bytes,
+                     " bytes) does not fit the ", model.state_bytes,
+                     "-byte state arena");
+  bool owned =
+      t.kind == TRAINCC_STATE_GRADIENT || t.kind == TRAINCC_STATE_OPTIMIZER;
+  if (owned ? (t.owner < 0 || t.owner >= model.num_state) : t.owner != -1)
+    return makeError(what, " has owner ", t.owner);
+  return Error::success();
+}
+
+uint64_t dataTensorBytes(const traincc_io_tensor &tensor) {
+  return uint64_t(*checkedElementCount(shapeOf(tensor)) *
+                  abiDtypeSize(tensor.dtype));
+}
+
+Error checkGpuPlan(const traincc_model &model, const traincc_gpu_plan &plan,
+                   const char *planName) {
+  if (plan.num_launches < 0 || (plan.num_launches > 0 && !plan.launches))
+    return makeError(planName, ": ", plan.num_launches,
+                     " launches but no launch table");
+  for (int32_t i = 0; i < plan.num_launches; ++i) {
+    const traincc_gpu_launch &l = plan.launches[i];
+    std::string what =
+        strCat(planName, " launch ", i, l.kernel ? strCat(" '", l.kernel, "'")
+                                                 : std::string());
+    if (!l.kernel || !*l.kernel)
+      return makeError(what, " has no kernel name");
+    for (int d = 0; d < 3; ++d)
+      if (l.grid[d] < 1 || l.block[d] < 1)
+        return makeError(what, " has grid [", l.grid[0], ",", l.grid[1], ",",
+                         l.grid[2], "] and block [", l.block[0], ",",
+                         l.block[1], ",", l.block[2], "]");
+    if (l.num_args < 0 || (l.num_args > 0 && !l.args))
+      return makeError(what, " has ", l.num_args, " arguments but no table");
+    for (int32_t a = 0; a < l.num_args; ++a) {
+      const traincc_gpu_arg &arg = l.args[a];
+      if (arg.kind < TRAINCC_GPU_ARG_STATE || arg.kind > TRAINCC_GPU_ARG_F32)
+        return makeError(what, " argument ", a, " has unknown kind ",
+                         arg.kind);
+      int32_t size = arg.kind == TRAINCC_GPU_ARG_F32 ? 4 : 8;
+      if (arg.size != size)
+        return makeError(what, " argument ", a, " (",
+                         gpuArgKindName(arg.kind), ") takes ", arg.size,
+                         " bytes; expected ", size);
+      if (arg.kind >= TRAINCC_GPU_ARG_I64)
+        continue;
+      uint64_t bytes = gpuBufferBytes(model, arg.kind);
+      if (arg.value >= bytes)
+        return makeError(what, " argument ", a, " points at offset ",
+                         arg.value, " of the ", bytes, "-byte ",
+                         gpuArgKindName(arg.kind), " buffer");
+    }
+  }
+  return Error::success();
+}
+
+Error checkGpuProgram(const traincc_model &model) {
+  const traincc_gpu_program &gpu = *model.gpu;
+  if (!gpu.arch || !*gpu.arch)
+    return makeError("GPU program has no arch");
+  if (!gpu.ptx)
+    return makeError("GPU program has no PTX");
+  if (gpu.cubin_bytes > 0 && !gpu.cubin)
+    return makeError("GPU program: cubin is null");
+  if (Error err = checkGpuPlan(model, gpu.micro_step, "GPU micro_step"))
+    return err;
+  if (Error err = checkGpuPlan(model, gpu.apply_step, "GPU apply_step"))
+    return err;
+  return checkGpuPlan(model, gpu.eval_step, "GPU eval_step");
+}
+
+Error checkModel(const traincc_model &model) {
+  if (model.abi_version != TRAINCC_ABI_VERSION)
+    return makeError("model ABI version ", model.abi_version,
+                     ", this runtime implements version ",
+                     TRAINCC_ABI_VERSION);
+  // traincc --target cuda emits no host steps: all three or none, and
+  // then a GPU program.
+  int hostSteps = (model.micro_step != nullptr) +
+                  (model.apply_step != nullptr) + (model.eval_step != nullptr);
+  if (hostSteps != 0 && hostSteps != 3)
+    return makeError("a step function pointer is null");
+  if (hostSteps == 0 && !model.gpu)
+    return makeError("the model has neither CPU step functions nor a GPU "
+                     "program");
+  if (model.micro_batch < 1)
+    return makeError("micro-batch ", model.micro_batch);
+  if (model.accum_steps < 1)
+    return makeError("default accumulation steps ", model.accum_steps);
+  if (model.loss < TRAINCC_LOSS_CROSS_ENTROPY || model.loss > TRAINCC_LOSS_OUTPUT)
+    return makeError("unknown loss kind ", model.loss);
+  if (model.optimizer < TRAINCC_OPTIMIZER_SGD ||
+      model.optimizer > TRAINCC_OPTIMIZER_ADAMW)
+    return makeError("unknown optimizer kind ", model.optimizer);
+
+  if (Error err = checkDataTensor(model.input, "input", model.micro_batch))
+    return err;
+  if (model.input.dtype != TRAINCC_DTYPE_F32)
+    return makeError("input '", model.input.name, "' is ",
+                     abiDtypeName(model.input.dtype),
+                     "; the runtime feeds float32 inputs");
+  if (Error err = checkDataTensor(model.output, "output", model.micro_batch))
+    return err;
+  if (model.output.dtype != TRAINCC_DTYPE_F32)
+    return makeError("output '", model.output.name, "' is ",
+                     abiDtypeName(model.output.dtype),
+                     "; the runtime reads float32 outputs");
+  std::vector<int64_t> outputSample = sampleShapeOf(model.output);
+  int64_t outputElements = *checkedElementCount(outputSample);
+
+  if (model.loss == TRAINCC_LOSS_CROSS_ENTROPY) {
+    if (Error err = checkDataTensor(model.target, "target", model.micro_batch))
+      return err;
+    if (model.target.dtype != TRAINCC_DTYPE_I64 || model.target.rank != 1)
+      return makeError("cross-entropy target '", model.target.name, "' is ",
+                       describeTensor(model.target), "; expected int64 [",
+                       model.micro_batch, "]");
+    if (model.num_classes < 1 || model.num_classes != outputElements)
+      return makeError("cross-entropy over ", model.num_classes,
+                       " classes, but output '", model.output.name,
+                       "' has ", outputElements, " values per sample");
+  } else if (model.loss == TRAINCC_LOSS_MSE) {
+    if (Error err = checkDataTensor(model.target, "target", model.micro_batch))
+      return err;
+    if (model.target.dtype != TRAINCC_DTYPE_F32)
+      return makeError("mse target '", model.target.name, "' is ",
+                       abiDtypeName(model.target.dtype), "; expected float32");
+    if (*checkedElementCount(sampleShapeOf(model.target)) != outputElements)
+      return makeError("mse target ", describeTensor(model.target),
+                       " does not match output ",
+                       describeTensor(model.output));
+  }
+
+  if (model.num_state < 0 || (model.num_state > 0 && !model.state))
+    return makeError("state table of ", model.num_state, " tensors is missing");
+  if (model.state_bytes > 0 && !model.initial_state)
+    return makeError("initial_state is null for a ", model.state_bytes,
+                     "-byte arena");
+  for (int32_t i = 0; i < model.num_state; ++i)
+    if (Error err = checkStateTensor(model, i))
+      return err;
+  if (model.onnx_model_bytes > 0 && !model.onnx_model)
+    return makeError("onnx_model is null");
+  if (model.gpu)
+    return checkGpuProgram(model);
+  return Error::success();
+}
+
+} // namespace
+
+const char *gpuArgKindName(int32_t kind) {
+  switch (kind) {
+  case TRAINCC_GPU_ARG_STATE:
+    return "state";
+  case TRAINCC_GPU_ARG_WORKSPACE:
+    return "workspace";
+  case TRAINCC_GPU_ARG_INPUT:
+    return "input";
+  case TRAINCC_GPU_ARG_TARGET:
+    return "target";
+  case TRAINCC_GPU_ARG_OUTPUT:
+    return "output";
+  case TRAINCC_GPU_ARG_LOSS:
+    return "loss";
+  case TRAINCC_GPU_ARG_PARAMS:
+    return "parameter";
+  case TRAINCC_GPU_ARG_I64:
+    return "i64";
+  case TRAINCC_GPU_ARG_F32:
+    return "f32";
+  }
+  return "unknown";
+}
+
+uint64_t gpuBufferBytes(const traincc_model &model, int32_t kind) {
+  switch (kind) {
+  case TRAINCC_GPU_ARG_STATE:
+    return model.state_bytes;
+  case TRAINCC_GPU_ARG_WORKSPACE:
+    return model.gpu ? model.gpu->workspace_bytes : 0;
+  case TRAINCC_GPU_ARG_INPUT:
+    return dataTensorBytes(model.input);
+  case TRAINCC_GPU_ARG_TARGET:
+    return model.loss == TRAINCC_LOSS_OUTPUT ? 0
+                                             : dataTensorBytes(model.target);
+  case TRAINCC_GPU_ARG_OUTPUT:
+    return dataTensorBytes(model.output);
+  case TRAINCC_GPU_ARG_LOSS:
+    return uint64_t(model.micro_batch) * 4;
+  case TRAINCC_GPU_ARG_PARAMS:
+    return TRAINCC_GPU_PARAM_BYTES;
+  }
+  return 0;
+}
+
+Error validateModel(const traincc_model &model) {
+  return checkModel(model).withContext(
+      strCat("invalid model descriptor",
+             model.model_name ? strCat(" '", model.model_name, "'") : ""));
+}
+
+Expected<ModelInfo> inspectModel(const traincc_model *model) {
+  if (!model)
+    return makeError("invalid model descriptor: traincc_get_model() "
+                     "returned null");
+  if (Error err = validateModel(*model))
+    return err;
+  ModelInfo info;
+  info.abi = model;
+  info.microBatch = model->micro_batch;
+  info.inputSampleShape = sampleShapeOf(model->input);
+  info.inputSampleElements = *checkedElementCount(info.inputSampleShape);
+  info.outputSampleShape = sampleShapeOf(model->output);
+  info.outputSampleElements = *checkedElementCount(info.outputSampleShape);
+  if (model->loss == TRAINCC_LOSS_MSE) {
+    info.targetSampleShape = sampleShapeOf(model->target);
+    info.targetSampleElements = *checkedElementCount(info.targetSampleShape);
+  }
+  for (int32_t i = 0; i < model->num_state; ++i) {
+    const traincc_state_tensor &t = model->state[i];
+    int64_t elements = *checkedElementCount(shapeOf(t));
+    if (t.kind == TRAINCC_STATE_TRAINABLE)
+      info.trainableParameters += elements;
+    else if (t.kind == TRAINCC_STATE_FROZEN)
+      info.frozenParameters += elements;
+  }
+  return info;
+}
+
+Expected<AlignedBuffer> AlignedBuffer::allocate(uint64_t bytes,
+                                                const char *what) {
+  // aligned_alloc wants a multiple of the alignment; never zero bytes.
+  uint64_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded < bytes)
+    return makeError("cannot allocate ", bytes, " bytes for the ", what);
+  if (rounded == 0)
+    rounded = kAlignment;
+  void *memory = std::aligned_alloc(kAlignment, size_t(rounded));
+  if (!memory)
+    return makeError("cannot allocate ", bytes, " bytes for the ", what);
+  std::memset(memory, 0, size_t(rounded));
+  AlignedBuffer buffer;
+  buffer.data_.reset(static_cast<uint8_t *>(memory));
+  buffer.size_ = bytes;
+  return buffer;
+}
+
+Expected<ModelMemory> ModelMemory::create(const traincc_model &model) {
+  Expected<AlignedBuffer> state =
+      AlignedBuffer::allocate(model.state_bytes, "state arena");
+  if (!state)
+    return state.takeError();
+  Expected<AlignedBuffer> workspace =
+      AlignedBuffer::allocate(model.workspace_bytes, "step workspace");
+  if (!workspace)
+    return workspace.takeError();
+  if (model.state_bytes > 0)
+    std::memcpy(state->data(), model.initial_state, size_t(model.state_bytes));
+  return ModelMemory{state.take(), workspace.take()};
+}
+
+} // namespace traincc::rt
