@@ -47,10 +47,16 @@ quiet scripts/install-deps.sh
 echo "[2/6] build traincc"
 quiet scripts/build.sh traincc
 
-if [ ! -f "$MODEL" ] || [ "$EXAMPLE/model.py" -nt "$MODEL" ] ||
-   [ "$EXAMPLE/export.py" -nt "$MODEL" ]; then
+# Re-export only when the model's sources differ from those it was exported
+# from (their hashes are recorded beside it): file times say nothing on a
+# fresh clone, where every file is new.
+STAMP=$EXAMPLE/cnn.onnx.sources.sha256
+sources_hash() { sha256sum "$EXAMPLE/model.py" "$EXAMPLE/export.py"; }
+if [ ! -f "$MODEL" ] || [ ! -f "$STAMP" ] ||
+   [ "$(sources_hash)" != "$(cat "$STAMP")" ]; then
   echo "[3/6] export $MODEL (PyTorch)"
   quiet /usr/bin/python3 "$EXAMPLE/export.py" -o "$MODEL"
+  sources_hash >"$STAMP"
 else
   echo "[3/6] $MODEL is up to date"
 fi

@@ -85,8 +85,9 @@ fi
 # lit checks the parity tests but shows their output only on failure; print
 # the measured errors of two of them here so that every run records them.
 section "PyTorch parity figures (relative error vs a float64 PyTorch run)"
-for case in "--model residual" \
-            "--model basic-conv-bn --optimizer adam --lr 0.01 --accum 4"; do
+PARITY_CASES=("--model residual"
+              "--model basic-conv-bn --optimizer adam --lr 0.01 --accum 4")
+for case in "${PARITY_CASES[@]}"; do
   # shellcheck disable=SC2086
   if /usr/bin/python3 test/e2e/parity/parity.py --traincc "$BUILD/bin/traincc" \
        $case --workdir "$LOG/parity" 2>"$LOG/parity.err"; then

@@ -7,18 +7,24 @@ Blocks between `<!-- BEGIN GENERATED: KEY -->` and `<!-- END GENERATED: KEY -->`
   help         the "traincc options" section of `traincc --help`
   example      what scripts/run-example.sh prints (its report from traincc)
   ops          the op types of `traincc --list-ops`
+  tests        what scripts/test.sh runs: the lit tests of the build (lit
+               --show-tests), the ctest suites, the parity figures, the fuzzer
+  gradient-cases  the number of gradient-check cases (test/Transforms/
+               gradient-check/Inputs)
   conformance  the table and totals of test/e2e/onnx_conformance.py
                (rewritten only without --check: it takes a while and its
                figures are a record of a run, not a contract)
 
---check compares the help, example and ops blocks with the built traincc and exits 1
+--check compares every block but conformance with the built traincc and exits 1
 (printing a diff) when README.md is out of date; a lit test runs it.
 """
 
 import argparse
 import difflib
+import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -107,6 +113,48 @@ def ops_block(traincc):
         len(ops), ", ".join("`%s`" % op for op in ops))
 
 
+def build_dir(traincc):
+    """The build folder of a traincc binary (BUILD/bin/traincc)."""
+    path = shutil.which(traincc) or traincc
+    return os.path.dirname(os.path.dirname(os.path.realpath(path)))
+
+
+def tests_block(traincc):
+    build = build_dir(traincc)
+    _, out = run(["/usr/lib/llvm-22/bin/lit", "--show-tests",
+                  os.path.join(build, "test")])
+    lit_tests = sum(1 for line in out.splitlines()
+                    if line.startswith("  traincc :: "))
+    _, out = run(["ctest", "--test-dir", build, "-N"])
+    match = re.search(r"^Total Tests: (\d+)", out, re.M)
+    ctest_suites = int(match.group(1)) if match else 0
+    with open(os.path.join(ROOT, "scripts", "test.sh")) as f:
+        cases = re.search(r"^PARITY_CASES=\((.*?)\)", f.read(), re.S | re.M)
+    parity = len(re.findall(r'"[^"]*"', cases.group(1))) if cases else 0
+    fuzz = 1 if os.path.exists(os.path.join(ROOT, "test", "fuzz",
+                                            "run-fuzz.sh")) else 0
+    total = lit_tests + ctest_suites + parity + fuzz
+    return (
+        "`scripts/test.sh` runs %d suites and counts each in its closing line\n"
+        "\"N passed, N failed\": %d lit tests (`ninja -C build check-traincc`),\n"
+        "%d GoogleTest suite%s of the runtime (ctest), %d PyTorch parity figures\n"
+        "and the import fuzzer (`test/fuzz/run-fuzz.sh`, 30 s). It exits\n"
+        "non-zero on any failure; CI runs it through `.ci/run`.\n"
+        % (total, lit_tests, ctest_suites, "" if ctest_suites == 1 else "s",
+           parity))
+
+
+def gradient_cases_block(traincc):
+    folder = os.path.join(ROOT, "test", "Transforms", "gradient-check")
+    spec = importlib.util.spec_from_file_location(
+        "gradient_check", os.path.join(folder, "gradient_check.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cases = module.discover_cases(os.path.join(folder, "Inputs"))
+    return ("  %d cases over all forward ops and their attribute variants.\n"
+            % len(cases))
+
+
 def conformance_block(traincc):
     script = os.path.join(ROOT, "test", "e2e", "onnx_conformance.py")
     xfail = os.path.join(ROOT, "test", "e2e", "onnx-conformance.xfail")
@@ -132,12 +180,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traincc", default=os.path.join(ROOT, "build", "bin", "traincc"))
     parser.add_argument("--check", action="store_true",
-                        help="exit 1 when the help, example or ops blocks are out of date")
+                        help="exit 1 when a block but conformance is out of date")
     args = parser.parse_args()
 
     with open(README) as f:
         old = f.read()
-    makers = {"help": help_block, "example": example_block, "ops": ops_block}
+    makers = {"help": help_block, "example": example_block, "ops": ops_block,
+              "tests": tests_block, "gradient-cases": gradient_cases_block}
     if not args.check:
         makers["conformance"] = conformance_block
 

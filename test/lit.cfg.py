@@ -19,6 +19,14 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # Debian's Python packages (torch, onnx, numpy) live under /usr/bin/python3,
 # not the interpreter that may be first on PATH.
 config.substitutions.append(("%python", "/usr/bin/python3"))
+# ONNX Runtime is no Debian package: scripts/install-deps.sh installs it
+# with pip into a venv outside the clone, $TRAINCC_ORT_VENV (default
+# ~/.cache/traincc/ort-venv), whose python is %ort_python.
+config.substitutions.append(
+    ("%ort_python",
+     os.path.join(os.environ.get("TRAINCC_ORT_VENV") or
+                  os.path.expanduser("~/.cache/traincc/ort-venv"),
+                  "bin", "python")))
 # The fake CUDA driver (test/runtime/fake-cuda): TRAINCC_LIBCUDA=%fake_libcuda.
 config.substitutions.append(
     ("%fake_libcuda",

@@ -17,7 +17,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
@@ -102,6 +105,23 @@ void printReport(ModuleOp module, llvm::raw_ostream &os) {
 
 } // namespace
 
+/// True for "native" and for the CPU names LLVM knows for the host's target
+/// (LLVM itself would print a warning per function and carry on).
+static bool isValidCPU(StringRef cpu) {
+  if (cpu == "native")
+    return true;
+  llvm::InitializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return true; // emitHostCode reports the missing target.
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, "", ""));
+  return subtarget && subtarget->isCPUStringValid(cpu);
+}
+
 static std::string formatNumber(double value) {
   std::string text;
   llvm::raw_string_ostream(text) << value;
@@ -137,9 +157,13 @@ bool traincc::validateOptions(const CompileOptions &options) {
   if (!llvm::Regex("^sm_[0-9]+a?$").match(options.gpuArch))
     return fail("--gpu-arch must look like sm_90, got '" + options.gpuArch +
                 "'");
-  if (options.batchSize < 0)
+  if (options.batchSize && *options.batchSize < 1)
     return fail("--batch-size must be positive, got " +
-                llvm::Twine(options.batchSize));
+                llvm::Twine(*options.batchSize));
+  if (!isValidCPU(options.cpu))
+    return fail("--cpu '" + options.cpu +
+                "' is not a CPU LLVM knows for this machine's target; use "
+                "native, x86-64 or a name that `llc -mcpu=help` lists");
   if (t.accumSteps < 1)
     return fail("--accum-steps must be at least 1, got " +
                 llvm::Twine(t.accumSteps));
@@ -151,9 +175,9 @@ bool traincc::validateOptions(const CompileOptions &options) {
                 formatNumber(t.dampening));
   if (t.nesterov && (t.momentum == 0.0 || t.dampening != 0.0))
     return fail("--nesterov needs --momentum > 0 and --dampening 0");
-  if (!(t.weightDecay >= 0.0))
+  if (!(t.getWeightDecay() >= 0.0))
     return fail("--weight-decay must be non-negative, got " +
-                formatNumber(t.weightDecay));
+                formatNumber(t.getWeightDecay()));
   if (!(t.beta1 >= 0.0 && t.beta1 < 1.0) || !(t.beta2 >= 0.0 && t.beta2 < 1.0))
     return fail("--beta1 and --beta2 must be in [0, 1)");
   if (!(t.eps > 0.0))
@@ -373,7 +397,7 @@ int traincc::runCompile(const CompileOptions &options) {
   ScopedDiagnosticHandler handler(&context, printDiagnostic);
 
   ONNXImportOptions importOptions;
-  importOptions.batchSize = options.batchSize;
+  importOptions.batchSize = options.batchSize.value_or(0);
   OwningOpRef<ModuleOp> module =
       importONNXFile(&context, options.inputPath, importOptions);
   if (!module)

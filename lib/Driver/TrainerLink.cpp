@@ -293,7 +293,7 @@ void emitModelDescriptor(llvm::raw_ostream &os, const TrainerDescription &d,
      << llvm::formatv("  .momentum = {0:e}f,\n  .dampening = {1:e}f,\n"
                       "  .weight_decay = {2:e}f,\n  .beta1 = {3:e}f,\n"
                       "  .beta2 = {4:e}f,\n  .eps = {5:e}f,\n",
-                      t.momentum, t.dampening, t.weightDecay, t.beta1, t.beta2,
+                      t.momentum, t.dampening, t.getWeightDecay(), t.beta1, t.beta2,
                       t.eps)
             .str()
      << "  .bn_stats_per_step = " << (t.bnStats == BNStatsMode::Step ? 1 : 0)

@@ -74,7 +74,7 @@ traincc::TrainingPipelineOptions::toTrainingOptions() const {
   TrainingOptions options;
 #define TRAINER_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)
 #define TRAINING_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)          \
-  options.FIELD = FIELD;
+  options.FIELD = fieldFromOption<TYPE>(FIELD, FIELD.hasValue());
 #include "traincc/Transforms/TrainingOptions.def"
   return options;
 }
@@ -97,7 +97,7 @@ void traincc::buildTrainingPipeline(OpPassManager &pm,
   optimizerOptions.momentum = options.momentum;
   optimizerOptions.dampening = options.dampening;
   optimizerOptions.nesterov = options.nesterov;
-  optimizerOptions.weightDecay = options.weightDecay;
+  optimizerOptions.weightDecay = options.getWeightDecay();
   optimizerOptions.beta1 = options.beta1;
   optimizerOptions.beta2 = options.beta2;
   optimizerOptions.eps = options.eps;

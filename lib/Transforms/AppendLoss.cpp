@@ -45,6 +45,25 @@ FailureOr<LossKind> chooseLoss(func::FuncOp forward, LossKind requested) {
   return kind;
 }
 
+/// Warns when cross-entropy (which applies softmax to its input) trains an
+/// output that already is a softmax: the loss would see softmax(softmax(x)),
+/// whose gradients nearly vanish. A final LogSoftmax is harmless
+/// (log_softmax(log_softmax(x)) = log_softmax(x): PyTorch's LogSoftmax and
+/// NLLLoss), so it gets no warning.
+void warnDoubleSoftmax(func::FuncOp forward, LossKind kind) {
+  if (kind != LossKind::CrossEntropy)
+    return;
+  auto ret = cast<func::ReturnOp>(forward.getBody().back().getTerminator());
+  auto softmax = ret.getOperand(0).getDefiningOp<train::SoftmaxOp>();
+  if (!softmax)
+    return;
+  softmax.emitWarning(
+      "the model's output is a Softmax and the cross-entropy loss applies "
+      "softmax again (it takes logits, like torch.nn.CrossEntropyLoss); "
+      "remove the final Softmax from the model before exporting it, or "
+      "train with --loss mse");
+}
+
 /// Clones @forward as `name`, adding a `target` argument unless `kind` needs
 /// none.
 func::FuncOp cloneWithTarget(func::FuncOp forward, StringRef name,
@@ -110,6 +129,7 @@ struct AppendLossPass
     FailureOr<LossKind> kind = chooseLoss(forward, loss);
     if (failed(kind))
       return signalPassFailure();
+    warnDoubleSoftmax(forward, *kind);
 
     // @loss: the mean loss of a micro-batch.
     func::FuncOp lossFunc = cloneWithTarget(forward, "loss", *kind);

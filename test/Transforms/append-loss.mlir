@@ -3,6 +3,7 @@
 // RUN: traincc-opt %t/main.mlir -split-input-file -verify-diagnostics -traincc-append-loss=loss=auto | FileCheck %s
 // RUN: traincc-opt %t/explicit.mlir -split-input-file -traincc-append-loss=loss=mse | FileCheck %s --check-prefix=MSE
 // RUN: traincc-opt %t/explicit.mlir -split-input-file -traincc-append-loss=loss=cross-entropy | FileCheck %s --check-prefix=CE
+// RUN: traincc-opt %t/softmax.mlir -split-input-file -verify-diagnostics -traincc-append-loss=loss=cross-entropy | FileCheck %s --check-prefix=SOFTMAX
 // RUN: traincc-opt %t/output.mlir -split-input-file -verify-diagnostics -traincc-append-loss=loss=output | FileCheck %s --check-prefix=OUT
 // RUN: not traincc-opt %t/unknown-loss.mlir -traincc-append-loss=loss=hinge 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: traincc-opt %t/cross-entropy-errors.mlir -split-input-file -verify-diagnostics -traincc-append-loss=loss=cross-entropy
@@ -161,6 +162,29 @@ func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
 // CE: train.softmax_cross_entropy {{.*}} reduction mean : (tensor<4x1xf32>, tensor<4xi64>)
 func.func @forward(%x: tensor<4x1xf32>) -> tensor<4x1xf32> {
   return %x : tensor<4x1xf32>
+}
+
+//--- softmax.mlir
+
+// Tests that cross-entropy on an output that already is a softmax warns
+// that softmax would be applied twice, and says what to do.
+// SOFTMAX-LABEL: module attributes {train.loss = "cross-entropy"}
+// SOFTMAX: train.softmax_cross_entropy
+func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-warning @+1 {{the model's output is a Softmax and the cross-entropy loss applies softmax again (it takes logits, like torch.nn.CrossEntropyLoss); remove the final Softmax from the model before exporting it, or train with --loss mse}}
+  %y = train.softmax %x axis 1 : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// Tests that a final LogSoftmax trains without a warning: cross-entropy on
+// log-probabilities is PyTorch's LogSoftmax and NLLLoss.
+// SOFTMAX-LABEL: module attributes {train.loss = "cross-entropy"}
+// SOFTMAX: train.softmax_cross_entropy
+func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %y = train.log_softmax %x axis 1 : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
 }
 
 //--- output.mlir

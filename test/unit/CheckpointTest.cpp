@@ -75,6 +75,16 @@ RunState sampleState() {
   s.loader.nextBatch = 10;
   s.loader.datasetSize = 100;
   s.loader.microBatch = 2;
+  ResumeSettings settings;
+  settings.seed = 7;
+  settings.accumSteps = 3;
+  settings.learningRate = 0.05;
+  settings.maxSteps = 40;
+  settings.schedule.kind = ScheduleKind::Plateau;
+  settings.schedule.warmupSteps = 4;
+  settings.schedule.plateauFactor = 0.5;
+  settings.monitor = MonitorKind::ValAcc;
+  s.settings = settings;
   return s;
 }
 
@@ -114,8 +124,102 @@ TEST(Checkpoint, RoundTrips) {
             -std::numeric_limits<double>::infinity());
   EXPECT_EQ(loaded->loader.nextBatch, 10u);
   EXPECT_EQ(loaded->loader.seed, 7u);
+  ASSERT_TRUE(loaded->settings.has_value());
+  EXPECT_EQ(loaded->settings->seed, 7u);
+  EXPECT_EQ(loaded->settings->accumSteps, 3);
+  EXPECT_EQ(loaded->settings->learningRate, 0.05);
+  EXPECT_FALSE(loaded->settings->epochs.has_value());
+  EXPECT_EQ(loaded->settings->maxSteps, std::optional<int64_t>(40));
+  EXPECT_EQ(loaded->settings->schedule.kind, ScheduleKind::Plateau);
+  EXPECT_EQ(loaded->settings->schedule.warmupSteps, 4);
+  EXPECT_EQ(loaded->settings->schedule.plateauFactor, 0.5);
+  EXPECT_EQ(loaded->settings->monitor, MonitorKind::ValAcc);
   // Written atomically: no temporary file is left.
   EXPECT_EQ(runCommand("ls " + dir.path() + " | grep -q tmp"), 1);
+}
+
+// Tests that a checkpoint without the settings section (written before it
+// existed) still loads, its settings unknown.
+TEST(Checkpoint, LoadsCheckpointsWithoutSettings) {
+  TinyModel tiny;
+  TempDir dir;
+  std::vector<uint8_t> arena(192, 5);
+  RunState saved = sampleState();
+  saved.settings.reset();
+  std::string path = dir.file("old.ckpt");
+  EXPECT_NO_ERROR(saveCheckpoint(path, tiny.model, arena.data(), saved));
+  EXPECT_EQ(readFile(path).find("SETS"), std::string::npos);
+  Expected<RunState> loaded = loadCheckpoint(path, tiny.model, arena.data());
+  ASSERT_OK(loaded);
+  EXPECT_FALSE(loaded->settings.has_value());
+  EXPECT_EQ(loaded->loader.seed, 7u);
+}
+
+// Tests what resuming with other settings means: errors for the seed, the
+// accumulation and the schedule (only the options of the schedule in use),
+// warnings naming both values for --lr, --epochs and --max-steps.
+TEST(Checkpoint, ComparesResumeSettings) {
+  ResumeSettings saved = *sampleState().settings;
+  Expected<std::vector<std::string>> same =
+      compareResumeSettings(saved, saved);
+  ASSERT_OK(same);
+  EXPECT_TRUE(same->empty());
+
+  auto errorWith = [&](auto change) {
+    ResumeSettings given = saved;
+    change(given);
+    return errorOf(compareResumeSettings(saved, given));
+  };
+  EXPECT_EQ(errorWith([](ResumeSettings &s) { s.seed = 8; }),
+            "the checkpoint was written with --seed 7, this run has --seed "
+            "8: resume with --seed 7 (the data order and dropout continue "
+            "from it)");
+  EXPECT_THAT(errorWith([](ResumeSettings &s) { s.accumSteps = 1; }),
+              HasSubstr("written with --accum-steps 3, this run has "
+                        "--accum-steps 1: resume with --accum-steps 3"));
+  EXPECT_THAT(errorWith([](ResumeSettings &s) {
+                s.schedule.kind = ScheduleKind::Cosine;
+              }),
+              HasSubstr("--schedule plateau, this run has --schedule cosine"));
+  EXPECT_THAT(
+      errorWith([](ResumeSettings &s) { s.schedule.warmupSteps = 0; }),
+      HasSubstr("--warmup-steps 4, this run has --warmup-steps 0"));
+  EXPECT_THAT(
+      errorWith([](ResumeSettings &s) { s.schedule.plateauFactor = 0.1; }),
+      HasSubstr("--plateau-factor 0.5, this run has --plateau-factor 0.1"));
+  EXPECT_THAT(errorWith([](ResumeSettings &s) { s.schedule.cooldown = 2; }),
+              HasSubstr("--cooldown 0, this run has --cooldown 2"));
+  EXPECT_THAT(
+      errorWith([](ResumeSettings &s) { s.monitor = MonitorKind::ValLoss; }),
+      HasSubstr("--monitor val_acc, this run has --monitor val_loss"));
+
+  // Options of another schedule kind do not matter.
+  ResumeSettings given = saved;
+  given.schedule.gamma = 0.5;
+  given.schedule.stepSize = 9;
+  EXPECT_EQ(errorOf(compareResumeSettings(saved, given)), "<no error>");
+  ResumeSettings step = saved;
+  step.schedule.kind = ScheduleKind::Step;
+  given = step;
+  given.schedule.gamma = 0.5;
+  EXPECT_THAT(errorOf(compareResumeSettings(step, given)),
+              HasSubstr("--gamma 0.1, this run has --gamma 0.5"));
+
+  given = saved;
+  given.learningRate = 0.1;
+  given.epochs = 5;
+  given.maxSteps.reset();
+  Expected<std::vector<std::string>> warnings =
+      compareResumeSettings(saved, given);
+  ASSERT_OK(warnings);
+  EXPECT_EQ(*warnings,
+            (std::vector<std::string>{
+                "the checkpoint was written with --lr 0.05, this run has --lr "
+                "0.1: continuing with --lr 0.1",
+                "the checkpoint was written with no --epochs, this run has "
+                "--epochs 5: continuing with --epochs 5",
+                "the checkpoint was written with --max-steps 40, this run has "
+                "no --max-steps: continuing with no --max-steps"}));
 }
 
 // Tests that every truncation and every single-bit flip is refused with an

@@ -4,6 +4,8 @@
 
 #include "traincc/runtime/formats/Plot.h"
 
+#include <cmath>
+
 using namespace traincc::rt;
 using namespace traincc::rt::test;
 using ::testing::HasSubstr;
@@ -38,6 +40,37 @@ TEST(PlotTest, PlacesNiceTicks) {
   EXPECT_EQ(small[1], 0.0);
   EXPECT_TRUE(niceTicks(1, 1, 5).empty());
   EXPECT_TRUE(niceTicks(0, 1.0 / 0.0, 5).empty());
+}
+
+// Tests the y axes: padded ranges, an accuracy axis ending at 1, constant
+// series around their value (not below 0 for a positive one).
+TEST(PlotTest, ChoosesAxisRanges) {
+  AxisRange loss = yAxisRange(1, 3, AxisKind::Free);
+  EXPECT_DOUBLE_EQ(loss.low, 0.9);
+  EXPECT_DOUBLE_EQ(loss.high, 3.1);
+  AxisRange acc = yAxisRange(0.19, 0.7, AxisKind::Fraction);
+  EXPECT_DOUBLE_EQ(acc.low, 0.0);
+  EXPECT_EQ(acc.high, 1.0);
+  acc = yAxisRange(0.97, 0.99, AxisKind::Fraction);
+  EXPECT_DOUBLE_EQ(acc.low, 0.8);
+  EXPECT_EQ(acc.high, 1.0);
+  acc = yAxisRange(1, 1, AxisKind::Fraction);
+  EXPECT_DOUBLE_EQ(acc.low, 0.9);
+  EXPECT_EQ(acc.high, 1.0);
+  // Not a fraction (a percentage): a free axis.
+  EXPECT_GT(yAxisRange(20, 90, AxisKind::Fraction).high, 90);
+  AxisRange lr = yAxisRange(0.05, 0.05, AxisKind::Free);
+  EXPECT_DOUBLE_EQ(lr.low, 0.025);
+  EXPECT_DOUBLE_EQ(lr.high, 0.075);
+  AxisRange zero = yAxisRange(0, 0, AxisKind::Free);
+  EXPECT_EQ(zero.low, 0.0);
+  EXPECT_EQ(zero.high, 0.5);
+  AxisRange negative = yAxisRange(-2, -2, AxisKind::Free);
+  EXPECT_EQ(negative.low, -3.0);
+  EXPECT_EQ(negative.high, -1.0);
+  AxisRange none = yAxisRange(INFINITY, -INFINITY, AxisKind::Free);
+  EXPECT_EQ(none.low, 0.0);
+  EXPECT_EQ(none.high, 1.0);
 }
 
 // Tests reading a log: other events and nested values ignored, null values
@@ -111,6 +144,9 @@ TEST(PlotTest, RendersSvg) {
   EXPECT_THAT(svg, HasSubstr(">a&lt;b &amp; &quot;c&quot;</text>"));
   EXPECT_EQ(count(svg, "<polyline"), 3u); // step loss, epoch loss, lr
   EXPECT_EQ(count(svg, "id=\"panel-"), 2u); // no accuracy panel
+  // The single epoch point: a large marker, its value in the legend.
+  EXPECT_THAT(svg, HasSubstr("<circle class=\"epoch-train-loss\""));
+  EXPECT_THAT(svg, HasSubstr(">train loss (epoch): 0.5</text>"));
   size_t start = svg.find("id=\"step-loss\"");
   ASSERT_NE(start, std::string::npos);
   size_t end = svg.find("/>", start);

@@ -282,7 +282,8 @@ TEST(TrainLoop, ResolvesDefaults) {
   DataOptions data;
   TrainingSettings s = resolveTrainingSettings(options, data, *info);
   EXPECT_EQ(s.accumSteps, 3);
-  EXPECT_EQ(s.learningRate, 0.01);
+  // torch.optim's default learning rate, for SGD as for Adam.
+  EXPECT_EQ(s.learningRate, 0.001);
   EXPECT_EQ(*s.epochs, 1);
   EXPECT_FALSE(s.maxSteps);
   EXPECT_EQ(s.sampler.microBatch, 4);

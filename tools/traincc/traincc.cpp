@@ -7,7 +7,10 @@
 #include "traincc/Driver/Compile.h"
 #include "traincc/Import/SupportedOps.h"
 
+#include "llvm/Support/Allocator.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -77,7 +80,7 @@ static cl::opt<std::string>
 static cl::opt<int64_t> batchSize(
     "batch-size",
     cl::desc("Micro-batch size: the first axis of every model input "
-             "(default: the model's own, 1 where it is symbolic)"),
+             "(default: the model's own; required where it is symbolic)"),
     cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<bool> report(
     "report",
@@ -96,41 +99,68 @@ static cl::opt<bool> listOps(
 // One flag per entry of TrainingOptions.def; enumerated options are read as
 // text and parsed by collectOptions, which names the flag and the choices.
 template <typename T>
-using FlagType = std::conditional_t<std::is_enum_v<T>, std::string, T>;
+using FlagType = std::conditional_t<std::is_enum_v<T>, std::string,
+                                    traincc::OptionValueType<T>>;
 
 template <typename T>
-static FlagType<T> flagDefault(T value) {
+static FlagType<T> flagDefault(const T &value) {
   if constexpr (std::is_enum_v<T>)
     return traincc::stringifyEnum(value).str();
   else
-    return value;
+    return traincc::optionInitialValue<T>(value);
+}
+
+/// `help` and " (default VALUE)", for --help; unset options, false and
+/// empty strings show no default (their help says what happens).
+template <typename T>
+static llvm::StringRef describe(llvm::StringRef help, const T &value) {
+  static llvm::BumpPtrAllocator allocator;
+  static llvm::StringSaver saver(allocator);
+  std::string shown;
+  llvm::raw_string_ostream os(shown);
+  if constexpr (std::is_enum_v<T>)
+    os << traincc::stringifyEnum(value);
+  else if constexpr (std::is_same_v<T, bool>)
+    os << (value ? "on" : "");
+  else if constexpr (std::is_same_v<T, std::string>)
+    os << value;
+  else if constexpr (std::is_same_v<T, double>)
+    os << llvm::format("%g", value);
+  else if constexpr (std::is_integral_v<T>)
+    os << value;
+  if (shown.empty())
+    return help;
+  return saver.save(help + " (default " + shown + ")");
 }
 
 namespace training_flags {
 using namespace traincc;
 #define TRAINING_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)          \
   static cl::opt<FlagType<TYPE>>                                               \
-      FIELD(FLAG, cl::desc(HELP), cl::value_desc(VALUE_NAME),                  \
+      FIELD(FLAG, cl::desc(describe<TYPE>(HELP, DEFAULT)),                     \
+            cl::value_desc(VALUE_NAME),                                        \
             cl::init(flagDefault<TYPE>(DEFAULT)), cl::cat(trainingCategory));
 #include "traincc/Transforms/TrainingOptions.def"
 } // namespace training_flags
 
-/// Reads flag `--FLAG`'s value into `field`; false (with the error printed)
-/// for a spelling that names no value of an enumeration.
+/// Reads flag `--FLAG` into `field`; false (with the error printed) for a
+/// spelling that names no value of an enumeration. An unset-able field
+/// stays unset when the flag is not given.
 template <typename T>
-static bool readFlag(llvm::StringRef flag, const FlagType<T> &value,
+static bool readFlag(llvm::StringRef flag, const cl::opt<FlagType<T>> &value,
                      T &field) {
   if constexpr (std::is_enum_v<T>) {
-    std::optional<T> parsed = traincc::symbolizeEnum<T>(value);
+    std::optional<T> parsed = traincc::symbolizeEnum<T>(value.getValue());
     if (!parsed) {
       llvm::errs() << "traincc: error: --" << flag << " must be "
-                   << traincc::enumSpellingList<T>() << ", got '" << value
-                   << "'\n";
+                   << traincc::enumSpellingList<T>() << ", got '"
+                   << value.getValue() << "'\n";
       return false;
     }
     field = *parsed;
   } else {
-    field = value;
+    field = traincc::fieldFromOption<T>(value.getValue(),
+                                        value.getNumOccurrences() > 0);
   }
   return true;
 }
@@ -150,7 +180,8 @@ static std::optional<traincc::CompileOptions> collectOptions() {
   }
   options.gpuArch = gpuArch;
   options.cudaToolkit = cudaPath;
-  options.batchSize = batchSize;
+  if (batchSize.getNumOccurrences())
+    options.batchSize = batchSize;
   options.report = report;
   options.printWeights = printWeights;
   using namespace traincc;
@@ -165,6 +196,9 @@ static std::optional<traincc::CompileOptions> collectOptions() {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions({&category, &trainingCategory});
+  cl::SetVersionPrinter(traincc::printVersion);
+  if (!traincc::rejectTrainerFlags(llvm::ArrayRef(argv + 1, argc - 1)))
+    return 1;
   cl::ParseCommandLineOptions(
       argc, argv, "traincc: ahead-of-time compiler for training ONNX models\n");
   if (listOps) {

@@ -11,6 +11,9 @@
 
 #include "traincc/Transforms/TrainingOptions.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -61,8 +64,9 @@ struct CompileOptions {
   std::string gpuArch = "sm_90";
   /// CUDA toolkit folder: ptxas, and libdevice for math functions.
   std::string cudaToolkit = "/usr/local/cuda";
-  /// See ONNXImportOptions::batchSize.
-  int64_t batchSize = 0;
+  /// See ONNXImportOptions::batchSize; unset: the model's own, which must
+  /// then be static.
+  std::optional<int64_t> batchSize;
   /// Print a summary of the model (inputs, outputs, ops, parameters) to
   /// standard output.
   bool report = false;
@@ -71,6 +75,14 @@ struct CompileOptions {
   /// of more than 16 elements.
   bool printWeights = false;
 };
+
+/// Prints "traincc: error: --lr is a flag of the trainer (...)" and returns
+/// false when `arguments` (a command line, without the program name) holds
+/// a flag of the trainer that traincc does not have.
+bool rejectTrainerFlags(llvm::ArrayRef<const char *> arguments);
+
+/// Prints traincc's version, its commit and the LLVM it was built with.
+void printVersion(llvm::raw_ostream &os);
 
 /// Checks option values (ranges, names); prints "traincc: error: ..." for
 /// the first bad one and returns false.

@@ -21,8 +21,8 @@ namespace traincc {
 
 struct ONNXImportOptions {
   /// Size of the first axis of every graph input that is not an
-  /// initializer. 0 keeps the model's own size where it is static and uses
-  /// 1 where it is symbolic.
+  /// initializer. 0 keeps the model's own size, which must then be static
+  /// (a symbolic one is an error).
   int64_t batchSize = 0;
   /// Refuse any single tensor larger than this many bytes (hostile or absurd
   /// dimensions must not turn into huge allocations).

@@ -33,8 +33,10 @@ struct TrainingPipelineOptions
     : public mlir::PassPipelineOptions<TrainingPipelineOptions> {
 #define TRAINER_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)
 #define TRAINING_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)          \
-  Option<TYPE> FIELD{*this, FLAG, llvm::cl::desc(HELP),                        \
-                     llvm::cl::init(DEFAULT), clValuesOf<TYPE>()};
+  Option<OptionValueType<TYPE>> FIELD{                                         \
+      *this, FLAG, llvm::cl::desc(HELP),                                       \
+      llvm::cl::init(optionInitialValue<TYPE>(DEFAULT)),                       \
+      clValuesOf<OptionValueType<TYPE>>()};
 #include "traincc/Transforms/TrainingOptions.def"
 
   /// The training options these pipeline options give (the others at

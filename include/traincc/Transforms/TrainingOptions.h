@@ -125,12 +125,57 @@ auto clValuesOf() {
     return NoClModifier();
 }
 
+/// The type an option of type T has on a command line or in a pipeline
+/// option: T itself, or V for an option that may stay unset
+/// (std::optional<V>: it is unset when the flag is not given).
+template <typename T>
+struct OptionValue {
+  using type = T;
+};
+template <typename V>
+struct OptionValue<std::optional<V>> {
+  using type = V;
+};
+template <typename T>
+using OptionValueType = typename OptionValue<T>::type;
+
+/// The initial value of the command-line or pipeline option of a field of
+/// type T that defaults to `value` (a value-initialised V when unset).
+template <typename T>
+OptionValueType<T> optionInitialValue(const T &value) {
+  if constexpr (std::is_same_v<T, OptionValueType<T>>)
+    return value;
+  else
+    return value.value_or(OptionValueType<T>());
+}
+
+/// The field of type T an option gives: an unset-able field stays unset
+/// when the option was not given.
+template <typename T>
+T fieldFromOption(const OptionValueType<T> &value, bool given) {
+  if constexpr (std::is_same_v<T, OptionValueType<T>>)
+    return value;
+  else
+    return given ? T(value) : T();
+}
+
 /// How the trainer trains (the compile-time options of docs/ARCHITECTURE.md,
 /// "Command-line contracts"), one field per entry of TrainingOptions.def.
 struct TrainingOptions {
 #define TRAINING_OPTION(TYPE, FIELD, FLAG, DEFAULT, VALUE_NAME, HELP)          \
   TYPE FIELD = DEFAULT;
 #include "traincc/Transforms/TrainingOptions.def"
+
+  /// PyTorch's weight decay for `optimizer`: torch.optim.AdamW's 0.01,
+  /// SGD's and Adam's 0.
+  static double defaultWeightDecay(OptimizerKind optimizer) {
+    return optimizer == OptimizerKind::AdamW ? 0.01 : 0.0;
+  }
+  /// The weight decay this compile uses: --weight-decay, or the optimizer's
+  /// default. The one place an unset weight decay is resolved.
+  double getWeightDecay() const {
+    return weightDecay.value_or(defaultWeightDecay(optimizer));
+  }
 };
 
 } // namespace traincc

@@ -228,6 +228,42 @@ LogicalResult markRunningStat(const ONNXNode &node, RewriterBase &rewriter,
   // traincc-explicit-training-mode reports that when a trainer is built.
   if (!param)
     return success();
+  // A statistic is updated in place, so its initializer must be its own:
+  // read by no other op and by no other statistic input. torch.onnx.export
+  // in evaluation mode merges initializers of equal values (all-ones
+  // running variances and BatchNorm weights, say); in training mode it
+  // merges only tensors that share memory.
+  unsigned statUses = 0;
+  bool otherUse = false;
+  param->getParentOp()->walk([&](train::ReadParamOp reader) {
+    if (reader.getParamAttr().getAttr() != param.getSymNameAttr())
+      return;
+    for (OpOperand &use : reader->getUses()) {
+      Operation *user = use.getOwner();
+      auto onnx = dyn_cast<train::ONNXNodeOp>(user);
+      auto bn = dyn_cast<train::BatchNormOp>(user);
+      bool stat = (onnx && onnx.getOpType() == "BatchNormalization" &&
+                   (use.getOperandNumber() == 3 ||
+                    use.getOperandNumber() == 4)) ||
+                  (bn && (use.get() == bn.getRunningMean() ||
+                          use.get() == bn.getRunningVar()));
+      if (stat)
+        ++statUses;
+      else
+        otherUse = true;
+    }
+  });
+  if (otherUse || statUses > 1) {
+    node.emitError() << "input " << index << " (" << what
+                     << ") is initializer '" << param.getSymName()
+                     << "', which the model also uses elsewhere; BatchNorm "
+                        "running statistics are updated in place and need "
+                        "initializers of their own (torch.onnx.export merges "
+                        "equal initializers in evaluation mode: re-export "
+                        "with torch.onnx.export(..., "
+                        "training=torch.onnx.TrainingMode.TRAINING))";
+    return failure();
+  }
   if (param.getKind() == train::ParamKind::Trainable)
     rewriter.modifyOpInPlace(param, [&] { param.setKind(kind); });
   return success();

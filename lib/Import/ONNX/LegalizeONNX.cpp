@@ -196,15 +196,25 @@ struct LegalizeONNXPass
 
     IRRewriter rewriter(&getContext());
     bool failedAny = false;
-    llvm::MapVector<StringRef, unsigned> unsupportedCounts;
+    // Keyed by "Type", or "domain.Type" outside the default domain.
+    llvm::MapVector<StringAttr, unsigned> unsupportedCounts;
     SmallVector<train::ONNXNodeOp> nodes;
     module.walk([&](train::ONNXNodeOp node) { nodes.push_back(node); });
     for (train::ONNXNodeOp op : nodes) {
       ONNXNode node(op, opset);
-      auto handler = table.find(op.getOpType());
+      // Handlers are for the default domain; a node of another domain
+      // (com.microsoft's Gelu, ...) is unsupported whatever its type.
+      auto domain = op->getAttrOfType<StringAttr>("domain");
+      auto handler = domain ? table.end() : table.find(op.getOpType());
       if (handler == table.end()) {
-        node.emitError() << "unsupported ONNX op '" << op.getOpType() << "'";
-        ++unsupportedCounts[op.getOpType()];
+        InFlightDiagnostic error = node.emitError()
+                                   << "unsupported ONNX op '" << op.getOpType()
+                                   << "'";
+        if (domain)
+          error << " of domain '" << domain.getValue() << "'";
+        ++unsupportedCounts[StringAttr::get(
+            &getContext(), domain ? domain.getValue() + "." + op.getOpType()
+                                  : Twine(op.getOpType()))];
         failedAny = true;
         continue;
       }
@@ -221,7 +231,7 @@ struct LegalizeONNXPass
       InFlightDiagnostic summary = module.emitError()
                                    << "the model uses unsupported ONNX ops: ";
       llvm::interleaveComma(unsupportedCounts, summary, [&](auto &entry) {
-        summary << entry.first << " (" << entry.second << " node"
+        summary << entry.first.getValue() << " (" << entry.second << " node"
                 << (entry.second == 1 ? "" : "s") << ")";
       });
     }

@@ -143,8 +143,10 @@ void nameNodes(onnx::GraphProto &graph) {
 
 /// Sets the first axis of every data input (an input that is not an
 /// initializer) to `batchSize`, or, when it is 0, keeps a static first axis
-/// and makes a symbolic one 1.
-void fixBatchDimension(onnx::GraphProto &graph, int64_t batchSize) {
+/// and refuses a symbolic one: guessing a size would make a model whose
+/// BatchNorm or reshapes depend on it fail later with an unrelated error.
+LogicalResult fixBatchDimension(onnx::GraphProto &graph, int64_t batchSize,
+                                Location loc) {
   llvm::StringSet<> initializers;
   for (const onnx::TensorProto &init : graph.initializer())
     initializers.insert(init.name());
@@ -158,11 +160,18 @@ void fixBatchDimension(onnx::GraphProto &graph, int64_t batchSize) {
                                                 ->mutable_tensor_type()
                                                 ->mutable_shape()
                                                 ->mutable_dim(0);
-    if (batchSize > 0)
+    if (batchSize > 0) {
       dim->set_dim_value(batchSize);
-    else if (!dim->has_dim_value())
-      dim->set_dim_value(1);
+    } else if (!dim->has_dim_value()) {
+      std::string axis =
+          dim->has_dim_param() ? " '" + dim->dim_param() + "'" : "";
+      return emitError(loc)
+             << "the batch axis" << axis << " of input '" << input.name()
+             << "' is symbolic: give the micro-batch size with "
+                "--batch-size N";
+    }
   }
+  return success();
 }
 
 /// Forgets the shapes of intermediate values and outputs (element types
@@ -683,7 +692,17 @@ LogicalResult loadModelImpl(llvm::StringRef bytes, llvm::StringRef modelDir,
   if (*opset > kMaxImportedOpset)
     return emitError(loc) << "the model uses ONNX opset " << *opset
                           << ", newer than opset " << kMaxImportedOpset
-                          << ", the latest traincc supports";
+                          << ", the latest traincc accepts; re-export it "
+                             "with torch.onnx.export(..., opset_version="
+                          << kMaxImportedOpset << ")";
+  // The checker would say only "higher than the checker's".
+  if (model.ir_version() > static_cast<int64_t>(onnx::Version::IR_VERSION))
+    return emitError(loc) << "the model has ONNX IR version "
+                          << model.ir_version() << ", newer than IR version "
+                          << static_cast<int64_t>(onnx::Version::IR_VERSION)
+                          << ", the latest traincc accepts; re-export it "
+                             "with torch.onnx.export(..., opset_version="
+                          << kMaxImportedOpset << ")";
   onnx::GraphProto &graph = *model.mutable_graph();
   nameNodes(graph);
   if (failed(validateTensors(model, modelDir, options, loc)) ||
@@ -700,7 +719,8 @@ LogicalResult loadModelImpl(llvm::StringRef bytes, llvm::StringRef modelDir,
                           << oneLine(e.what());
   }
 
-  fixBatchDimension(graph, options.batchSize);
+  if (failed(fixBatchDimension(graph, options.batchSize, loc)))
+    return failure();
   clearShapes(graph);
   if (*opset < kMinImportedOpset) {
     if (failed(convertOpset(model, *opset, loc)))

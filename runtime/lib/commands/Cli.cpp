@@ -204,6 +204,21 @@ const FlagSpec kFlags[] = {
        o.data.normalize = value.take();
        return Error::success();
      }},
+    {"--scale", nullptr, nullptr, kTrain | kEval | kPredict,
+     "divide uint8 .npy inputs by 255 (to [0,1], as --dataset fashion-mnist "
+     "does), before --normalize; uint8 inputs without it are used as they "
+     "are, with a warning",
+     [](TrainerOptions &o, const std::string &, const std::string &) {
+       o.data.scale = true;
+       return Error::success();
+     }},
+    {"--reshape", nullptr, nullptr, kTrain | kEval | kPredict,
+     "accept .npy inputs whose sample shape differs from the model's but "
+     "holds as many values (e.g. [N,784] for [N,1,28,28]), read in C order",
+     [](TrainerOptions &o, const std::string &, const std::string &) {
+       o.data.reshape = true;
+       return Error::success();
+     }},
     {"--augment", nullptr, "hflip,crop[:P]", kTrain,
      "augment training images [N,C,H,W]: hflip mirrors left-right with "
      "probability 1/2; crop pads by P (default 4) with zeros and cuts a "
@@ -240,7 +255,8 @@ const FlagSpec kFlags[] = {
                                            "a positive integer"));
      }},
     {"--lr", nullptr, "F", kTrain,
-     "learning rate (default 0.01 for sgd, 0.001 for adam/adamw)",
+     "learning rate (default 0.001, torch.optim's for sgd, adam and "
+     "adamw)",
      [](TrainerOptions &o, const std::string &f, const std::string &v) {
        Expected<double> value = parseReal(f, v);
        if (value && *value < 0)
@@ -420,6 +436,21 @@ const FlagSpec kFlags[] = {
      "stopped; pass the same options (--epochs and --max-steps count from "
      "the start of the run)",
      PATH_FLAG(loop.resumePath)},
+    // Trained weights from a file (Weights.h).
+    {"--init-from", nullptr, "FILE.onnx|FILE.ckpt", kTrain,
+     "start a new run (fresh optimizer, step 1) from the parameters and "
+     "BatchNorm statistics of an export or of a checkpoint of this model, "
+     "instead of the compiled-in weights",
+     PATH_FLAG(initFromPath)},
+    {"--weights", nullptr, "FILE.onnx", kEval | kPredict,
+     "use the parameters and BatchNorm statistics of an ONNX file (an "
+     "--export, or any model with the same initializer names and shapes) "
+     "instead of the compiled-in weights",
+     PATH_FLAG(weightsPath)},
+    {"--checkpoint", nullptr, "FILE.ckpt", kEval | kPredict,
+     "use the parameters and BatchNorm statistics of a checkpoint of this "
+     "model instead of the compiled-in weights",
+     PATH_FLAG(checkpointPath)},
     // Machine and outputs.
     {"--device", nullptr, "auto|cpu|cuda", kTrain | kEval | kPredict | kInfo,
      "where the steps run (default auto): cuda runs the trainer's CUDA "
@@ -513,8 +544,23 @@ Error checkTrainingLoopFlags(const LoopOptions &o) {
   return Error::success();
 }
 
+/// One source of weights at most; --init-from starts a run, --resume
+/// continues one.
+Error checkWeightsFlags(const TrainerOptions &o) {
+  if (o.weightsPath && o.checkpointPath)
+    return makeError("--weights cannot be combined with --checkpoint: give "
+                     "one source of weights");
+  if (o.initFromPath && o.loop.resumePath)
+    return makeError("--init-from cannot be combined with --resume: --resume "
+                     "continues a run with its own weights, --init-from "
+                     "starts a new one");
+  return Error::success();
+}
+
 /// Relations between flags of one command.
 Error checkCombinations(const TrainerOptions &o) {
+  if (Error err = checkWeightsFlags(o))
+    return err;
   switch (o.command) {
   case Command::Train:
     if (o.data.dataset && (o.data.trainX || o.data.trainY))

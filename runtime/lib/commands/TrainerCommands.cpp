@@ -9,10 +9,12 @@
 #include "traincc/runtime/formats/Npy.h"
 #include "traincc/runtime/formats/OnnxExport.h"
 #include "traincc/runtime/loop/TrainLoop.h"
+#include "traincc/runtime/loop/Weights.h"
 #include "traincc/runtime/support/Signals.h"
 #include "traincc/runtime/support/ThreadPool.h"
 
 #include <charconv>
+#include <optional>
 
 namespace traincc::rt {
 
@@ -30,13 +32,48 @@ int threadCount(const TrainerOptions &options) {
   return options.threads ? int(*options.threads) : defaultThreadCount();
 }
 
+/// The weights file the command line names, if any (Weights.h).
+std::optional<WeightsFile> weightsFileOf(const TrainerOptions &options) {
+  if (options.weightsPath)
+    return WeightsFile{"--weights", *options.weightsPath, WeightsFormat::Onnx};
+  if (options.checkpointPath)
+    return WeightsFile{"--checkpoint", *options.checkpointPath,
+                       WeightsFormat::Checkpoint};
+  if (options.initFromPath)
+    return WeightsFile{"--init-from", *options.initFromPath,
+                       WeightsFormat::Either};
+  return std::nullopt;
+}
+
+/// Opens the model on its device with the weights the command line names
+/// (the compiled-in ones when it names none); `announce` as in
+/// ModelSession::open, and it also hears where --init-from's weights came
+/// from.
+Expected<ModelSession> openWithWeights(const TrainerOptions &options,
+                                       const ModelInfo &model,
+                                       std::FILE *announce = nullptr) {
+  Expected<ModelSession> session =
+      ModelSession::open(model, options.device, announce);
+  if (!session)
+    return session;
+  std::optional<WeightsFile> file = weightsFileOf(options);
+  if (!file)
+    return session;
+  Expected<int64_t> loaded = loadWeights(model, session->backend(), *file);
+  if (!loaded)
+    return loaded.takeError();
+  if (announce)
+    std::fprintf(announce, "initialized from %s (%lld tensors)\n",
+                 file->path.c_str(), static_cast<long long>(*loaded));
+  return session;
+}
+
 } // namespace
 
 Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
                       std::FILE *out) {
   // The device first: a missing GPU should fail before the data loads.
-  Expected<ModelSession> session =
-      ModelSession::open(model, options.device, out);
+  Expected<ModelSession> session = openWithWeights(options, model, out);
   if (!session)
     return session.takeError();
   TrainingSettings settings =
@@ -81,7 +118,7 @@ Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
 
 Error runEvalCommand(const TrainerOptions &options, const ModelInfo &model,
                      std::FILE *out) {
-  Expected<ModelSession> session = ModelSession::open(model, options.device);
+  Expected<ModelSession> session = openWithWeights(options, model);
   if (!session)
     return session.takeError();
   Expected<Dataset> data = loadEvaluationData(options.data, model);
@@ -106,7 +143,7 @@ Error runEvalCommand(const TrainerOptions &options, const ModelInfo &model,
 
 Error runPredictCommand(const TrainerOptions &options, const ModelInfo &model,
                         std::FILE *out) {
-  Expected<ModelSession> session = ModelSession::open(model, options.device);
+  Expected<ModelSession> session = openWithWeights(options, model);
   if (!session)
     return session.takeError();
   Expected<Dataset> data = loadPredictionInputs(options.data, model);

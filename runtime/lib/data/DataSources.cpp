@@ -9,10 +9,47 @@ namespace traincc::rt {
 
 namespace {
 
-/// Checks that the samples fit the model's input.
+/// Checks that the samples fit the model's input: as many values per sample.
 Error checkInputs(const Dataset &data, const ModelInfo &model,
                   const char *flag) {
   return data.checkSampleShape(model.inputSampleShape).withContext(flag);
+}
+
+/// `shape` without its dimensions of size 1.
+std::vector<int64_t> withoutUnitDims(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> out;
+  for (int64_t d : shape)
+    if (d != 1)
+      out.push_back(d);
+  return out;
+}
+
+/// Checks inputs read from a file: as many values per sample, and the
+/// model's shape up to dimensions of size 1 unless --reshape was given.
+Error checkFileInputs(const Dataset &data, const ModelInfo &model,
+                      const char *flag, const DataOptions &options) {
+  if (Error err = checkInputs(data, model, flag))
+    return err;
+  const std::vector<int64_t> &ours = data.sampleShape();
+  const std::vector<int64_t> &theirs = model.inputSampleShape;
+  if (options.reshape || withoutUnitDims(ours) == withoutUnitDims(theirs))
+    return Error::success();
+  std::vector<int64_t> full = {data.size()};
+  full.insert(full.end(), ours.begin(), ours.end());
+  std::string expected = "[N";
+  for (int64_t d : theirs)
+    expected += "," + std::to_string(d);
+  expected += "]";
+  int64_t values = 1;
+  for (int64_t d : theirs)
+    values *= d;
+  return makeError(flag, ": ", data.inputSource(), ": inputs have shape ",
+                   formatShape(full), ", the model expects ", expected,
+                   "; both hold ", values,
+                   " values per sample: give --reshape to read each sample "
+                   "as ", formatShape(theirs),
+                   " in C order (flattened images; channels-last [N,H,W,C] "
+                   "data needs a transpose to [N,C,H,W] instead)");
 }
 
 /// Dataset::with* errors start with the name of the file they are about;
@@ -23,18 +60,38 @@ Error withFlagOfFile(Error err, const std::string &xPath, const char *xFlag,
   return std::move(err).withContext(aboutInputs ? xFlag : yFlag);
 }
 
-/// Reads float32 inputs and applies --normalize to them.
+/// Reads inputs as float32, then applies --scale (uint8 only) and
+/// --normalize to them.
 Expected<FloatTensor> readInputs(const std::string &path, const char *flag,
                                  const DataOptions &options,
                                  const ModelInfo &model) {
-  Expected<FloatTensor> inputs = readNpyFloat32(path);
-  if (!inputs)
-    return inputs.takeError().withContext(flag);
+  Expected<NpyFloatArray> array = readNpyAsFloat32(path);
+  if (!array)
+    return array.takeError().withContext(flag);
+  FloatTensor &inputs = array->tensor;
+  if (array->storedType == DType::UInt8) {
+    if (options.scale) {
+      // torchvision's ToTensor: float32 division by 255.
+      for (float &v : inputs.data)
+        v = v / 255.0f;
+    } else if (options.warnings) {
+      std::fprintf(options.warnings,
+                   "warning: %s: %s holds uint8 values, used as they are "
+                   "(0..255); give --scale to divide them by 255 (to "
+                   "[0,1]), as --dataset fashion-mnist does\n",
+                   flag, path.c_str());
+    }
+  } else if (options.scale) {
+    return makeError(flag, ": ", path, ": --scale divides uint8 values "
+                     "(0..255) by 255, but the file holds ",
+                     dtypeName(array->storedType),
+                     " values; scale them yourself or leave out --scale");
+  }
   if (options.normalize)
-    if (Error err = normalizeInputs(*inputs, *options.normalize,
+    if (Error err = normalizeInputs(inputs, *options.normalize,
                                     model.inputSampleShape))
       return err;
-  return inputs;
+  return std::move(inputs);
 }
 
 /// Inputs from `xFlag` with the labels or targets from `yFlag` that the
@@ -87,17 +144,21 @@ Expected<Dataset> loadSamples(const std::string &xPath,
       return data.takeError().withContext(xFlag);
     break;
   }
-  if (Error err = checkInputs(*data, model, xFlag))
+  if (Error err = checkFileInputs(*data, model, xFlag, options))
     return err;
   return data;
 }
 
 /// Built-in datasets are labelled images: checked before loading them.
-Expected<DatasetSpec> datasetFor(const std::string &text,
+Expected<DatasetSpec> datasetFor(const std::string &text, bool scale,
                                  const ModelInfo &model) {
   Expected<DatasetSpec> spec = parseDatasetSpec(text);
   if (!spec)
     return spec;
+  if (scale)
+    return makeError("--scale: --dataset ", spec->name,
+                     " is scaled to [0,1] already (its uint8 pixels are "
+                     "divided by 255 as they are loaded)");
   if (!model.crossEntropy())
     return makeError("--dataset: ", spec->name, " holds class labels, but the "
                      "model's loss is ",
@@ -128,7 +189,7 @@ Expected<Dataset> fromLabeledImages(LabeledImages images,
 Expected<TrainingData> loadTrainingData(const DataOptions &options,
                                         const ModelInfo &model) {
   if (options.dataset) {
-    Expected<DatasetSpec> spec = datasetFor(*options.dataset, model);
+    Expected<DatasetSpec> spec = datasetFor(*options.dataset, options.scale, model);
     if (!spec)
       return spec.takeError();
     Expected<TrainAndValidation> both = loadNamedDataset(*spec);
@@ -172,7 +233,7 @@ Expected<TrainingData> loadTrainingData(const DataOptions &options,
 Expected<Dataset> loadEvaluationData(const DataOptions &options,
                                      const ModelInfo &model) {
   if (options.dataset) {
-    Expected<DatasetSpec> spec = datasetFor(*options.dataset, model);
+    Expected<DatasetSpec> spec = datasetFor(*options.dataset, options.scale, model);
     if (!spec)
       return spec.takeError();
     Expected<LabeledImages> images = loadFashionMnistSplit(spec->dir, "t10k");
@@ -193,7 +254,7 @@ Expected<Dataset> loadPredictionInputs(const DataOptions &options,
   Expected<Dataset> data = Dataset::inputsOnly(inputs.take());
   if (!data)
     return data.takeError().withContext("--x");
-  if (Error err = checkInputs(*data, model, "--x"))
+  if (Error err = checkFileInputs(*data, model, "--x", options))
     return err;
   return data;
 }

@@ -282,8 +282,8 @@ Error TrainSampler::restore(const LoaderState &saved) {
     return makeError("resume: data loader state is corrupt (its generator "
                      "state does not belong to seed ",
                      saved.seed, ", epoch ", saved.epoch, ")");
-  // The checkpoint's seed wins over this run's --seed: resuming continues
-  // the interrupted run's data order exactly.
+  // The checkpoint's seed is taken over (TrainingRun::resume refuses a run
+  // with another --seed): resuming continues the data order exactly.
   if (prefetcher_)
     prefetcher_->cancel();
   state_ = saved;

@@ -379,6 +379,13 @@ std::string describeNpyDescr(std::string_view descr) {
 }
 
 Expected<FloatTensor> readNpyFloat32(const std::string &path) {
+  Expected<NpyFloatArray> array = readNpyAsFloat32(path);
+  if (!array)
+    return array.takeError();
+  return std::move(array->tensor);
+}
+
+Expected<NpyFloatArray> readNpyAsFloat32(const std::string &path) {
   Expected<OpenNpy> npy = openNpy(path);
   if (!npy)
     return npy.takeError();
@@ -432,7 +439,7 @@ Expected<FloatTensor> readNpyFloat32(const std::string &path) {
   case DType::Int64:
     break; // Rejected above.
   }
-  return tensor;
+  return NpyFloatArray{std::move(tensor), type};
 }
 
 Expected<Int64Tensor> readNpyInt64(const std::string &path) {

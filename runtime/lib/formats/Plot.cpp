@@ -334,6 +334,25 @@ std::vector<double> niceTicks(double low, double high, int count) {
   return ticks;
 }
 
+AxisRange yAxisRange(double low, double high, AxisKind kind) {
+  if (!(low <= high) || !std::isfinite(low) || !std::isfinite(high))
+    return {0, 1};
+  if (kind == AxisKind::Fraction && low >= 0 && high <= 1) {
+    // A tenth below the lowest value, on a tenth: 0.19 -> 0.1, 0.97 -> 0.8.
+    double from = std::floor((low - 0.1) * 10 + 1e-9) / 10;
+    return {std::max(0.0, from), 1};
+  }
+  if (high - low <= 1e-12 * std::max(1.0, std::fabs(high))) {
+    double pad = high == 0 ? 0.5 : std::fabs(high) * 0.5;
+    double from = high - pad;
+    if (high >= 0 && from < 0)
+      from = 0;
+    return {from, high + pad};
+  }
+  double pad = (high - low) * 0.05;
+  return {low - pad, high + pad};
+}
+
 namespace {
 
 constexpr size_t kMaxPoints = 2000;
@@ -367,6 +386,13 @@ std::string number(double v) {
 std::string tickLabel(double v) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.6g", v);
+  return text;
+}
+
+/// A value in a legend: four significant digits.
+std::string valueLabel(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", v);
   return text;
 }
 
@@ -407,8 +433,9 @@ struct Range {
   double low, high;
 };
 
-/// The range of the values, widened when flat and padded by 5%.
-Range valueRange(const std::vector<Series> &series, bool x) {
+/// The lowest and highest value (x or y) of the series; low > high when
+/// they have no points.
+Range extent(const std::vector<Series> &series, bool x) {
   double low = INFINITY, high = -INFINITY;
   for (const Series &s : series)
     for (const CurvePoint &p : *s.points) {
@@ -416,16 +443,24 @@ Range valueRange(const std::vector<Series> &series, bool x) {
       low = std::min(low, v);
       high = std::max(high, v);
     }
-  if (!(low <= high))
+  return {low, high};
+}
+
+/// The step axis: the steps with a 1.5% margin on each side, so that the
+/// epoch points at the last step are not drawn on the frame.
+Range stepRange(const std::vector<Series> &series) {
+  Range r = extent(series, true);
+  if (!(r.low <= r.high))
     return {0, 1};
-  if (high - low < 1e-12 * std::max(1.0, std::fabs(high))) {
-    double pad = std::max(std::fabs(high) * 0.1, 0.5);
-    return {low - pad, high + pad};
-  }
-  if (x)
-    return {low, high};
-  double pad = (high - low) * 0.05;
-  return {low - pad, high + pad};
+  if (r.high - r.low < 1e-9)
+    return {r.low - 0.5, r.high + 0.5};
+  double pad = (r.high - r.low) * 0.015;
+  return {r.low - pad, r.high + pad};
+}
+
+/// Rough width of `text` at `size` pixels in a sans-serif font.
+double textWidth(const std::string &text, int size) {
+  return double(text.size()) * size * 0.6;
 }
 
 class SvgWriter {
@@ -442,10 +477,13 @@ public:
 
   /// One panel at `top` of height `height`.
   void panel(double top, double height, const char *id, const char *yTitle,
-             Range xRange, const std::vector<Series> &series) {
+             Range xRange, AxisKind yKind,
+             const std::vector<Series> &series) {
     const double left = kLeft, right = kWidth - kRight;
     const double bottom = top + height;
-    Range yRange = valueRange(series, false);
+    Range values = extent(series, false);
+    AxisRange y = yAxisRange(values.low, values.high, yKind);
+    Range yRange = {y.low, y.high};
     auto px = [&](double x) {
       return left + (x - xRange.low) / (xRange.high - xRange.low) *
                         (right - left);
@@ -496,24 +534,41 @@ public:
       svg_ += std::string("<polyline id=\"") + s.id +
               "\" fill=\"none\" stroke=\"" + s.color + "\" stroke-width=\"" +
               number(s.width) + "\" points=\"" + list + "\"/>\n";
-      if (s.markers || points.size() == 1)
-        for (const CurvePoint &p : points)
-          svg_ += std::string("<circle class=\"") + s.id + "\" cx=\"" +
-                  number(px(p.x)) + "\" cy=\"" + number(py(p.y)) +
-                  "\" r=\"3\" fill=\"" + s.color + "\"/>\n";
     }
     svg_ += "</g>\n";
 
-    // The legend, top right.
-    double ly = top + 16;
+    // Markers outside the clip, so that a point on the frame (an accuracy
+    // of 1, the last step) stays whole; a lone point is drawn larger.
     for (const Series &s : series) {
-      double lx = right - 170;
+      std::vector<CurvePoint> points = thin(*s.points);
+      if (!s.markers && points.size() != 1)
+        continue;
+      double r = points.size() == 1 ? 4.5 : 3;
+      for (const CurvePoint &p : points)
+        svg_ += std::string("<circle class=\"") + s.id + "\" cx=\"" +
+                number(px(p.x)) + "\" cy=\"" + number(py(p.y)) +
+                "\" r=\"" + number(r) + "\" fill=\"" + s.color + "\"/>\n";
+    }
+
+    // The legend: one row above the frame, ending at its right edge. A
+    // series of one point (one epoch) shows its value there.
+    std::vector<std::string> labels;
+    double width = 0;
+    for (const Series &s : series) {
+      std::string label = s.label;
+      if (s.points->size() == 1)
+        label += ": " + valueLabel(s.points->front().y);
+      width += 30 + textWidth(label, 11) + 18;
+      labels.push_back(std::move(label));
+    }
+    double lx = right - width + 18, ly = top - 7;
+    for (size_t i = 0; i < series.size(); ++i) {
       svg_ += std::string("<line class=\"legend\" x1=\"") + number(lx) +
               "\" y1=\"" + number(ly - 4) + "\" x2=\"" + number(lx + 24) +
-              "\" y2=\"" + number(ly - 4) + "\" stroke=\"" + s.color +
-              "\" stroke-width=\"2\"/>\n";
-      text(lx + 30, ly, s.label, "start", 11, " class=\"legend\"");
-      ly += 16;
+              "\" y2=\"" + number(ly - 4) + "\" stroke=\"" +
+              series[i].color + "\" stroke-width=\"2\"/>\n";
+      text(lx + 30, ly, labels[i], "start", 11, " class=\"legend\"");
+      lx += 30 + textWidth(labels[i], 11) + 18;
     }
     svg_ += "</g>\n";
   }
@@ -541,9 +596,9 @@ std::string renderCurvesSvg(const TrainingCurves &curves,
   // One x range for every panel.
   std::vector<Series> all = loss;
   all.insert(all.end(), lr.begin(), lr.end());
-  Range xRange = valueRange(all, true);
+  Range xRange = stepRange(all);
 
-  const double lossHeight = 300, smallHeight = 170, gap = 60, top = 50;
+  const double lossHeight = 300, smallHeight = 170, gap = 76, top = 64;
   bool withAccuracy = !curves.epochValAcc.empty();
   double height = top + lossHeight + gap + smallHeight + gap + 10;
   if (withAccuracy)
@@ -559,13 +614,14 @@ std::string renderCurvesSvg(const TrainingCurves &curves,
   w.text(SvgWriter::kWidth / 2, 28, title, "middle", 15,
          " class=\"title\" font-weight=\"bold\"");
   double y = top;
-  w.panel(y, lossHeight, "loss", "loss", xRange, loss);
+  w.panel(y, lossHeight, "loss", "loss", xRange, AxisKind::Free, loss);
   y += lossHeight + gap;
   if (withAccuracy) {
-    w.panel(y, smallHeight, "accuracy", "val accuracy", xRange, accuracy);
+    w.panel(y, smallHeight, "accuracy", "val accuracy", xRange,
+            AxisKind::Fraction, accuracy);
     y += smallHeight + gap;
   }
-  w.panel(y, smallHeight, "lr", "learning rate", xRange, lr);
+  w.panel(y, smallHeight, "lr", "learning rate", xRange, AxisKind::Free, lr);
   w.svg_ += "</svg>\n";
   return w.svg_;
 }

@@ -115,6 +115,7 @@ std::string tagText(uint32_t tag) {
 
 const uint32_t kModelTag = tagOf("MODL");
 const uint32_t kRunTag = tagOf("RUNS");
+const uint32_t kSettingsTag = tagOf("SETS");
 const uint32_t kLoaderTag = tagOf("LODR");
 const uint32_t kSnapshotTag = tagOf("PSNP");
 const uint32_t kArenaTag = tagOf("ARNA");
@@ -339,6 +340,155 @@ Error decodeRunState(const uint8_t *data, uint64_t size, RunState &s) {
   return Error::success();
 }
 
+//===----------------------------------------------------------------------===//
+// Settings
+//===----------------------------------------------------------------------===//
+
+constexpr uint32_t kSettingsLayout = 1;
+
+std::vector<uint8_t> encodeSettings(const ResumeSettings &s) {
+  ByteWriter w;
+  w.u32(kSettingsLayout);
+  w.u64(s.seed);
+  w.i64(s.accumSteps);
+  w.f64(s.learningRate);
+  w.i64(s.epochs.value_or(-1));
+  w.i64(s.maxSteps.value_or(-1));
+  w.u32(uint32_t(s.schedule.kind));
+  w.i64(s.schedule.warmupSteps);
+  w.f64(s.schedule.minLr);
+  w.i64(s.schedule.stepSize);
+  w.f64(s.schedule.gamma);
+  w.i64(s.schedule.plateauPatience);
+  w.f64(s.schedule.plateauFactor);
+  w.f64(s.schedule.plateauThreshold);
+  w.i64(s.schedule.cooldown);
+  w.u32(uint32_t(s.monitor));
+  return w.take();
+}
+
+Expected<ResumeSettings> decodeSettings(const uint8_t *data, uint64_t size) {
+  ByteReader r(data, size);
+  if (uint32_t layout = r.u32(); r.ok() && layout != kSettingsLayout)
+    return makeError("the settings section has layout ", int64_t(layout),
+                     ", this trainer reads layout ", int64_t(kSettingsLayout));
+  ResumeSettings s;
+  s.seed = r.u64();
+  s.accumSteps = r.i64();
+  s.learningRate = r.f64();
+  int64_t epochs = r.i64(), maxSteps = r.i64();
+  if (epochs >= 0)
+    s.epochs = epochs;
+  if (maxSteps >= 0)
+    s.maxSteps = maxSteps;
+  uint32_t kind = r.u32();
+  s.schedule.kind = ScheduleKind(kind);
+  s.schedule.warmupSteps = r.i64();
+  s.schedule.minLr = r.f64();
+  s.schedule.stepSize = r.i64();
+  s.schedule.gamma = r.f64();
+  s.schedule.plateauPatience = r.i64();
+  s.schedule.plateauFactor = r.f64();
+  s.schedule.plateauThreshold = r.f64();
+  s.schedule.cooldown = r.i64();
+  uint32_t monitor = r.u32();
+  s.monitor = MonitorKind(monitor);
+  if (!r.ok() || !r.atEnd() || kind > uint32_t(ScheduleKind::Plateau) ||
+      monitor > uint32_t(MonitorKind::TrainLoss) || s.accumSteps < 1)
+    return makeError("the settings section is malformed");
+  return s;
+}
+
+std::string optionalText(const char *flag, const std::optional<int64_t> &v) {
+  return v ? strCat(flag, " ", *v) : strCat("no ", flag);
+}
+
+} // namespace
+
+Expected<std::vector<std::string>>
+compareResumeSettings(const ResumeSettings &saved,
+                      const ResumeSettings &given) {
+  auto differs = [](const std::string &was, const std::string &now,
+                    const char *why) {
+    return makeError("the checkpoint was written with ", was,
+                     ", this run has ", now, ": resume with ", was, " (", why,
+                     ")");
+  };
+  const char *order = "the data order and dropout continue from it";
+  if (saved.seed != given.seed)
+    return differs(strCat("--seed ", saved.seed), strCat("--seed ", given.seed),
+                   order);
+  const char *steps = "it sets how many micro-batches make an optimizer step";
+  if (saved.accumSteps != given.accumSteps)
+    return differs(strCat("--accum-steps ", saved.accumSteps),
+                   strCat("--accum-steps ", given.accumSteps), steps);
+
+  const ScheduleOptions &a = saved.schedule, &b = given.schedule;
+  const char *schedule = "the schedule continues where the checkpoint left it";
+  if (a.kind != b.kind)
+    return differs(strCat("--schedule ", scheduleKindName(a.kind)),
+                   strCat("--schedule ", scheduleKindName(b.kind)), schedule);
+  auto integer = [&](const char *flag, int64_t was,
+                     int64_t now) -> Error {
+    if (was == now)
+      return Error::success();
+    return differs(strCat(flag, " ", was), strCat(flag, " ", now), schedule);
+  };
+  auto real = [&](const char *flag, double was, double now) -> Error {
+    if (was == now)
+      return Error::success();
+    return differs(strCat(flag, " ", was), strCat(flag, " ", now), schedule);
+  };
+  if (Error err = integer("--warmup-steps", a.warmupSteps, b.warmupSteps))
+    return err;
+  ScheduleKind kind = a.kind;
+  if (kind == ScheduleKind::Cosine || kind == ScheduleKind::Plateau)
+    if (Error err = real("--min-lr", a.minLr, b.minLr))
+      return err;
+  if (kind == ScheduleKind::Step) {
+    if (Error err = integer("--step-size", a.stepSize, b.stepSize))
+      return err;
+    if (Error err = real("--gamma", a.gamma, b.gamma))
+      return err;
+  }
+  if (kind == ScheduleKind::Plateau) {
+    if (Error err = integer("--plateau-patience", a.plateauPatience,
+                            b.plateauPatience))
+      return err;
+    if (Error err =
+            real("--plateau-factor", a.plateauFactor, b.plateauFactor))
+      return err;
+    if (Error err = real("--plateau-threshold", a.plateauThreshold,
+                         b.plateauThreshold))
+      return err;
+    if (Error err = integer("--cooldown", a.cooldown, b.cooldown))
+      return err;
+    if (saved.monitor != given.monitor)
+      return differs(strCat("--monitor ", monitorName(saved.monitor)),
+                     strCat("--monitor ", monitorName(given.monitor)),
+                     "the plateau's best value is of that metric");
+  }
+
+  std::vector<std::string> warnings;
+  auto changed = [&](const std::string &was, const std::string &now) {
+    warnings.push_back(strCat("the checkpoint was written with ", was,
+                              ", this run has ", now, ": continuing with ",
+                              now));
+  };
+  if (saved.learningRate != given.learningRate)
+    changed(strCat("--lr ", saved.learningRate),
+            strCat("--lr ", given.learningRate));
+  if (saved.epochs != given.epochs)
+    changed(optionalText("--epochs", saved.epochs),
+            optionalText("--epochs", given.epochs));
+  if (saved.maxSteps != given.maxSteps)
+    changed(optionalText("--max-steps", saved.maxSteps),
+            optionalText("--max-steps", given.maxSteps));
+  return warnings;
+}
+
+namespace {
+
 struct Section {
   uint32_t tag;
   const uint8_t *data;
@@ -356,10 +506,16 @@ Error saveCheckpoint(const std::string &path, const traincc_model &model,
   std::vector<uint8_t> modelBytes = encodeFingerprint(fingerprintOf(model));
   std::vector<uint8_t> runBytes = encodeRunState(state);
   std::vector<unsigned char> loaderBytes = state.loader.serialize();
+  std::vector<uint8_t> settingsBytes;
+  if (state.settings)
+    settingsBytes = encodeSettings(*state.settings);
   std::vector<Section> sections = {
       {kModelTag, modelBytes.data(), modelBytes.size()},
-      {kRunTag, runBytes.data(), runBytes.size()},
-      {kLoaderTag, loaderBytes.data(), loaderBytes.size()}};
+      {kRunTag, runBytes.data(), runBytes.size()}};
+  if (state.settings)
+    sections.push_back(
+        {kSettingsTag, settingsBytes.data(), settingsBytes.size()});
+  sections.push_back({kLoaderTag, loaderBytes.data(), loaderBytes.size()});
   if (state.epochInProgress)
     sections.push_back({kSnapshotTag, state.epochStartParams.data(),
                         state.epochStartParams.size()});
@@ -444,10 +600,10 @@ Expected<RunState> loadCheckpoint(const std::string &path,
   // Sections.
   uint32_t count = loadLittleEndian32(bytes.data() + 12);
   const uint8_t *modelData = nullptr, *runData = nullptr,
-                *loaderData = nullptr, *snapshotData = nullptr,
-                *arenaData = nullptr;
-  uint64_t modelSize = 0, runSize = 0, loaderSize = 0, snapshotSize = 0,
-           arenaSize = 0;
+                *settingsData = nullptr, *loaderData = nullptr,
+                *snapshotData = nullptr, *arenaData = nullptr;
+  uint64_t modelSize = 0, runSize = 0, settingsSize = 0, loaderSize = 0,
+           snapshotSize = 0, arenaSize = 0;
   uint64_t at = kHeaderBytes;
   const uint64_t end = uint64_t(size - kTrailerBytes);
   for (uint32_t i = 0; i < count; ++i) {
@@ -465,6 +621,8 @@ Expected<RunState> loadCheckpoint(const std::string &path,
       modelData = data, modelSize = length;
     else if (tag == kRunTag)
       runData = data, runSize = length;
+    else if (tag == kSettingsTag)
+      settingsData = data, settingsSize = length;
     else if (tag == kLoaderTag)
       loaderData = data, loaderSize = length;
     else if (tag == kSnapshotTag)
@@ -497,6 +655,13 @@ Expected<RunState> loadCheckpoint(const std::string &path,
   if (!loader)
     return loader.takeError().withContext(path);
   state.loader = *loader;
+  if (settingsData) {
+    Expected<ResumeSettings> settings =
+        decodeSettings(settingsData, settingsSize);
+    if (!settings)
+      return settings.takeError().withContext(path);
+    state.settings = settings.take();
+  }
   if (state.epochInProgress) {
     if (!snapshotData)
       return makeError(path, ": the checkpoint has no PSNP section");

@@ -93,6 +93,8 @@ private:
                    bool &stop);
   double monitoredValue(const EpochSummary &summary) const;
   Error writeCheckpoint(const std::string &path);
+  /// The settings a checkpoint of this run records (Checkpoint.h).
+  ResumeSettings resumeSettings() const;
   /// Records a checkpoint this run wrote and deletes the oldest of `kind`
   /// beyond --keep-last.
   void rotate(std::vector<std::string> &kind, const std::string &path);
@@ -301,6 +303,7 @@ Error TrainingRun::writeCheckpoint(const std::string &path) {
   state.earlyStop = earlyStop_.state();
   state.bestCheckpoint = bestCheckpoint_.state();
   state.loader = sampler_.state();
+  state.settings = resumeSettings();
   // Lend the snapshot rather than copy it.
   if (epochInProgress_)
     state.epochStartParams.swap(epochStartParams_);
@@ -313,6 +316,18 @@ Error TrainingRun::writeCheckpoint(const std::string &path) {
     return std::move(err).withContext("checkpoint");
   std::fprintf(progress_, "checkpoint: %s\n", path.c_str());
   return Error::success();
+}
+
+ResumeSettings TrainingRun::resumeSettings() const {
+  ResumeSettings s;
+  s.seed = settings_.sampler.seed;
+  s.accumSteps = settings_.accumSteps;
+  s.learningRate = settings_.learningRate;
+  s.epochs = settings_.epochs;
+  s.maxSteps = settings_.maxSteps;
+  s.schedule = settings_.schedule;
+  s.monitor = monitor_;
+  return s;
 }
 
 void TrainingRun::rotate(std::vector<std::string> &kind,
@@ -355,6 +370,21 @@ Error TrainingRun::resume(const std::string &path) {
     return err;
   if (Error err = sampler_.restore(state->loader))
     return std::move(err).withContext(strCat("--resume: ", path));
+  // A checkpoint written before settings were recorded (no SETS section)
+  // still knows its seed.
+  ResumeSettings given = resumeSettings();
+  ResumeSettings saved = given;
+  if (state->settings)
+    saved = *state->settings;
+  else
+    saved.seed = state->loader.seed;
+  Expected<std::vector<std::string>> warnings =
+      compareResumeSettings(saved, given);
+  if (!warnings)
+    return warnings.takeError().withContext(strCat("--resume: ", path));
+  for (const std::string &warning : *warnings)
+    std::fprintf(stderr, "warning: --resume: %s: %s\n", path.c_str(),
+                 warning.c_str());
   if (state->epochInProgress) {
     size_t expected = snapshotTrainable(*model_.abi, memory_.state.data()).size();
     if (state->epochStartParams.size() != expected)
@@ -378,6 +408,9 @@ Error TrainingRun::resume(const std::string &path) {
   epochLossSum_ = state->epochLossSum;
   epochStartParams_ = std::move(state->epochStartParams);
   lastLearningRate_ = state->lastLearningRate;
+  // A plateau's reductions so far carry over to a changed --lr.
+  if (saved.learningRate != given.learningRate && saved.learningRate > 0)
+    state->schedule.plateauLr *= given.learningRate / saved.learningRate;
   schedule_.restore(state->schedule);
   earlyStop_.restore(state->earlyStop);
   bestCheckpoint_.restore(state->bestCheckpoint);

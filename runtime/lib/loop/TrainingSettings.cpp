@@ -9,8 +9,8 @@ TrainingSettings resolveTrainingSettings(const LoopOptions &options,
                                          const ModelInfo &model) {
   TrainingSettings settings;
   settings.accumSteps = options.accumSteps.value_or(model.abi->accum_steps);
-  settings.learningRate = options.lr.value_or(
-      model.abi->optimizer == TRAINCC_OPTIMIZER_SGD ? 0.01 : 0.001);
+  // torch.optim's default for SGD, Adam and AdamW alike.
+  settings.learningRate = options.lr.value_or(1e-3);
   settings.maxSteps = options.maxSteps;
   settings.epochs = options.epochs;
   if (!settings.epochs && !settings.maxSteps)

@@ -23,6 +23,22 @@ module {
 
 // -----
 
+// Tests that an op of another domain is unsupported even where the default
+// domain has an op of that name, and that the messages name its domain.
+
+// expected-error @+1 {{the model uses unsupported ONNX ops: com.microsoft.Gelu (1 node), com.microsoft.Relu (1 node)}}
+module {
+  func.func @other_domain(%x: tensor<2x3xf32>) {
+    // expected-error @+1 {{node 'gelu' (Gelu): unsupported ONNX op 'Gelu' of domain 'com.microsoft'}}
+    %0 = train.onnx_node "Gelu"(%x) {node_name = "gelu", domain = "com.microsoft", onnx_attrs = {}} : (tensor<2x3xf32>) -> tensor<*xf32>
+    // expected-error @+1 {{node 'relu' (Relu): unsupported ONNX op 'Relu' of domain 'com.microsoft'}}
+    %1 = train.onnx_node "Relu"(%x) {node_name = "relu", domain = "com.microsoft", onnx_attrs = {}} : (tensor<2x3xf32>) -> tensor<*xf32>
+    return
+  }
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Inputs, outputs and results (shared by all handlers)
 //===----------------------------------------------------------------------===//
@@ -288,6 +304,46 @@ func.func @max_pool_indices_used(%x: tensor<1x3x8x8xf32>) -> tensor<*xi64> {
   // expected-error @+1 {{node 'p' (MaxPool): output 1 (Indices) is used but not supported}}
   %0:2 = train.onnx_node "MaxPool"(%x) {node_name = "p", onnx_attrs = {kernel_shape = array<i64: 2, 2>}} : (tensor<1x3x8x8xf32>) -> (tensor<*xf32>, tensor<*xi64>)
   return %0#1 : tensor<*xi64>
+}
+
+// -----
+
+// Tests that a running statistic whose initializer is also the BatchNorm's
+// scale (torch.onnx.export in evaluation mode merges the all-ones running
+// variance with the all-ones weight) is refused with the re-export option.
+module {
+  train.param @"f.2.weight" trainable : tensor<4xf32>
+  train.param @"f.2.bias" trainable : tensor<4xf32>
+  train.param @"f.2.running_mean" trainable : tensor<4xf32>
+  func.func @bn_aliased_scale(%x: tensor<2x4x3x3xf32>) -> tensor<*xf32> {
+    %s = train.read_param @"f.2.weight" : tensor<4xf32>
+    %b = train.read_param @"f.2.bias" : tensor<4xf32>
+    %m = train.read_param @"f.2.running_mean" : tensor<4xf32>
+    // expected-error @+1 {{node 'bn' (BatchNormalization): input 4 (input_var) is initializer 'f.2.weight', which the model also uses elsewhere; BatchNorm running statistics are updated in place and need initializers of their own (torch.onnx.export merges equal initializers in evaluation mode: re-export with torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING))}}
+    %y = train.onnx_node "BatchNormalization"(%x, %s, %b, %m, %s) {node_name = "bn", onnx_attrs = {}} : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
+    return %y : tensor<*xf32>
+  }
+}
+
+// -----
+
+// Tests that two BatchNorms sharing one running-mean initializer are
+// refused (at the first; the second depends on it and is not reported).
+module {
+  train.param @w trainable : tensor<4xf32>
+  train.param @mean trainable : tensor<4xf32>
+  train.param @var1 trainable : tensor<4xf32>
+  train.param @var2 trainable : tensor<4xf32>
+  func.func @bn_shared_mean(%x: tensor<2x4x3x3xf32>) -> tensor<*xf32> {
+    %s = train.read_param @w : tensor<4xf32>
+    %m = train.read_param @mean : tensor<4xf32>
+    %v1 = train.read_param @var1 : tensor<4xf32>
+    %v2 = train.read_param @var2 : tensor<4xf32>
+    // expected-error @+1 {{node 'bn1' (BatchNormalization): input 3 (input_mean) is initializer 'mean', which the model also uses elsewhere}}
+    %y1 = train.onnx_node "BatchNormalization"(%x, %s, %s, %m, %v1) {node_name = "bn1", onnx_attrs = {}} : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
+    %y2 = train.onnx_node "BatchNormalization"(%y1, %s, %s, %m, %v2) {node_name = "bn2", onnx_attrs = {}} : (tensor<*xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<*xf32>
+    return %y2 : tensor<*xf32>
+  }
 }
 
 // -----

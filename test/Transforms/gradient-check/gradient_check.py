@@ -166,6 +166,19 @@ def split_cases(path):
     return cases
 
 
+def discover_cases(folder, dtype="f64", name_filter=""):
+    """(name, text, directives) of every case in `folder` checked in
+    `dtype` whose name matches `name_filter` (scripts/update-readme.py
+    counts them for the README)."""
+    cases = []
+    for path in sorted(glob.glob(os.path.join(folder, "*.mlir"))):
+        for name, text, directives in split_cases(path):
+            dtypes = directives.get("dtypes", ",".join(TOLERANCES)).split(",")
+            if re.search(name_filter, name) and dtype in dtypes:
+                cases.append((name, text, directives))
+    return cases
+
+
 def function_text(module, name):
     """The lines of `func.func @name` in a printed module."""
     lines = module.splitlines()
@@ -697,12 +710,7 @@ def main():
     if options.tolerance is None:
         options.tolerance = TOLERANCES[options.dtype]
 
-    cases = []
-    for path in sorted(glob.glob(os.path.join(options.cases, "*.mlir"))):
-        for name, text, directives in split_cases(path):
-            dtypes = directives.get("dtypes", ",".join(TOLERANCES)).split(",")
-            if re.search(options.filter, name) and options.dtype in dtypes:
-                cases.append((name, text, directives))
+    cases = discover_cases(options.cases, options.dtype, options.filter)
     names = [c[0] for c in cases]
     if len(set(names)) != len(names):
         sys.exit("gradient_check: duplicate case names")

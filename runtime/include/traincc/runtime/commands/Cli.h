@@ -54,6 +54,10 @@ struct TrainerOptions {
   DeviceChoice device = DeviceChoice::Auto; // StepBackend.h
   std::optional<int64_t> threads;
   std::optional<std::string> exportPath;
+
+  // Weights from a file instead of the compiled-in ones (Weights.h):
+  // eval/predict --weights or --checkpoint, train --init-from.
+  std::optional<std::string> weightsPath, checkpointPath, initFromPath;
 };
 
 /// Parses argv[1..argc) (argv[0] is the program). On success the options

@@ -1,13 +1,25 @@
 //===- DataSources.h - The data a command line names, fitted to the model -===//
 //
 // Loads the files or built-in dataset the flags name and checks them against
-// the model before any step runs: the per-sample input shape (any shape with
-// as many values as the model's input without its batch axis: C-order data
-// reshapes for free), labels for cross-entropy (int64, within the class
-// count), float targets for mse (as many values as the model's target).
-// Every error names the flag and the file. --normalize is applied here, as
-// the data is loaded, so that training, validation, eval and predict all
-// see the same transformed inputs.
+// the model before any step runs: the per-sample input shape, labels for
+// cross-entropy (int64, within the class count), float targets for mse (as
+// many values as the model's target). Every error names the flag and the
+// file.
+//
+// Input shape: an .npy input must have the model's per-sample shape, up to
+// dimensions of size 1 ([N,28,28] or [N,28,28,1] feed [N,1,28,28]: the values
+// lie in the same order). Any other shape with as many values per sample
+// (e.g. [N,784] for [N,1,28,28]) is an error unless --reshape is given,
+// because reading it in C order is right for flattened images but silently
+// wrong for channels-last [N,H,W,C] data, which needs a transpose. A shape
+// with another value count is always an error. Built-in datasets reshape
+// freely (their layout is known).
+//
+// Input values: --scale divides uint8 inputs by 255 (torchvision's ToTensor,
+// what --dataset fashion-mnist does); uint8 inputs without it are used as
+// they are (0..255) with a warning, and --scale on inputs of another type is
+// an error. Then --normalize. Both are applied here, as the data is loaded,
+// so that training, validation, eval and predict all see the same values.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +31,7 @@
 #include "traincc/runtime/data/Sampler.h"
 #include "traincc/runtime/support/Model.h"
 
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -33,8 +46,12 @@ struct DataOptions {
   std::optional<std::string> evalX, evalY; // eval/predict --x/--y
   // Input pipeline (Augment.h, Prefetch.h).
   std::optional<Normalization> normalize; // train, eval, predict
+  bool scale = false;   // --scale: uint8 inputs / 255 (train, eval, predict)
+  bool reshape = false; // --reshape: inputs of another shape, same count
   Augmentation augment;                   // train only
   bool prefetch = true;                   // --no-prefetch
+  /// Where warnings about the data go (uint8 inputs without --scale).
+  std::FILE *warnings = stderr;
 };
 
 struct TrainingData {

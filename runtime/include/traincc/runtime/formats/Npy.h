@@ -8,9 +8,11 @@
 //     float32          as stored;
 //     float64          rounded to nearest float32; a finite value beyond the
 //                      float32 range is an error (it would become inf);
-//     uint8, int32     converted by value (uint8 images stay 0..255: scaling
-//                      is the user's choice, not ours); an int32 beyond
-//                      +-2^24 is an error, float32 cannot hold it exactly;
+//     uint8, int32     converted by value (uint8 images stay 0..255: the
+//                      data layer divides them by 255 only when asked to,
+//                      with --scale, and warns otherwise; see
+//                      readNpyAsFloat32); an int32 beyond +-2^24 is an
+//                      error, float32 cannot hold it exactly;
 //     int64            an error: int64 is the label type, so an int64 input
 //                      file is almost always the labels passed by mistake;
 //     anything else    an error naming the stored type.
@@ -59,6 +61,14 @@ std::string describeNpyDescr(std::string_view descr);
 
 /// Reads an .npy file as float32 (rules above).
 Expected<FloatTensor> readNpyFloat32(const std::string &path);
+
+/// readNpyFloat32's result with the element type the file stored, for
+/// callers whose treatment depends on it (uint8 images want scaling).
+struct NpyFloatArray {
+  FloatTensor tensor;
+  DType storedType = DType::Float32;
+};
+Expected<NpyFloatArray> readNpyAsFloat32(const std::string &path);
 /// Reads an .npy file as int64 (rules above).
 Expected<Int64Tensor> readNpyInt64(const std::string &path);
 

@@ -11,7 +11,12 @@
 //   learning rate  lr of every step
 // each with ticks, tick labels, axis titles and a legend. Every series is a
 // <polyline> whose id names it (step-loss, epoch-train-loss, epoch-val-loss,
-// val-acc, lr); epoch series also get a circle per point.
+// val-acc, lr); epoch series also get a circle per point (drawn unclipped,
+// so that a point on the frame stays whole), and a series of one point has
+// its value written beside it. The legend is one row above each panel's
+// frame, so it never covers a curve. Axes (yAxisRange): the x axis spans
+// the steps with a small margin; the accuracy axis ends at 1; a constant
+// series gets a range around its value.
 //
 // Lines of other events are ignored, null values (non-finite numbers) are
 // left out. A resumed run appended to the same log that repeats steps
@@ -57,6 +62,20 @@ std::string renderCurvesSvg(const TrainingCurves &curves,
 /// one line about it to `out`.
 Error plotTrainingLog(const std::string &logPath, const std::string &svgPath,
                       std::FILE *out);
+
+/// What a panel's y axis shows.
+enum class AxisKind {
+  Free,     // losses: the values' range padded by 5%
+  Fraction, // accuracy: up to exactly 1, from a tenth below the lowest value
+};
+struct AxisRange {
+  double low = 0, high = 1;
+};
+/// The y range for values in [low, high] (low > high: no values). A
+/// constant series (low == high) gets +-50% of its value (+-0.5 around 0),
+/// not below 0 when the value is not negative. Fraction applies while the
+/// values lie in [0, 1].
+AxisRange yAxisRange(double low, double high, AxisKind kind);
 
 /// Tick positions for [low, high]: multiples of 1, 2 or 5 times a power of
 /// ten, about `count` of them, all inside the range.

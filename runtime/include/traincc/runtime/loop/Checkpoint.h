@@ -28,10 +28,20 @@
 // loss, optimizer, state_bytes, and every state tensor's name, kind, dtype,
 // shape, offset, bytes and owner), RUNS (loop position, epoch in progress,
 // schedule, early-stopping and best-checkpoint state, the learning rate of
-// the last step), LODR (LoaderState::serialize), PSNP (the trainable
+// the last step), SETS (the settings the run was started with, checked on
+// resume: ResumeSettings, encoded as below), LODR (LoaderState::serialize),
+// PSNP (the trainable
 // tensors at the start of the epoch in progress, for the epoch's
 // param_change; mid-epoch checkpoints only) and ARNA (the state arena).
-// Readers skip sections they do not know.
+// Readers skip sections they do not know. SETS came after the first
+// release of version 1; a checkpoint without it still loads, its settings
+// unknown (RunState::settings empty), and only its seed (in LODR) is
+// checked on resume.
+//
+// SETS payload: u32 layout version (1), u64 seed, i64 accum steps, f64 lr,
+// i64 epochs, i64 max steps (-1: not set), u32 schedule kind, i64 warmup
+// steps, f64 min lr, i64 step size, f64 gamma, i64 plateau patience,
+// f64 plateau factor, f64 plateau threshold, i64 cooldown, u32 monitor.
 //
 // Files are written atomically (a temporary file in the same folder,
 // fsync, rename, fsync of the folder). Loading refuses, with an error that
@@ -49,6 +59,7 @@
 #include "traincc/runtime/support/Model.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +74,28 @@ struct LoopPosition {
   uint64_t microBatchesRun = 0;  // micro_step calls so far (dropout seeds)
 };
 
+/// The settings a run was started with that resuming it must respect
+/// (compareResumeSettings). The micro-batch is part of the model
+/// fingerprint; the cosine schedule's total steps follow epochs and
+/// max-steps.
+struct ResumeSettings {
+  uint64_t seed = 0;
+  int64_t accumSteps = 1;
+  double learningRate = 0;
+  std::optional<int64_t> epochs, maxSteps;
+  ScheduleOptions schedule; // totalSteps and baseLr are not compared
+  MonitorKind monitor = MonitorKind::ValLoss; // the plateau metric
+};
+
+/// How a run with `given` settings may continue a checkpoint written with
+/// `saved`: an error for a setting that would change the trajectory the
+/// checkpoint is part of (--seed, --accum-steps, --schedule and the options
+/// of that schedule, the plateau's --monitor), else one warning per setting
+/// that may change (--lr, --epochs, --max-steps; the run continues with the
+/// given value). Messages name the flag with both values.
+Expected<std::vector<std::string>>
+compareResumeSettings(const ResumeSettings &saved, const ResumeSettings &given);
+
 /// Everything besides the state arena that a checkpoint holds.
 struct RunState {
   LoopPosition position;
@@ -76,6 +109,8 @@ struct RunState {
   EarlyStopState earlyStop;      // --early-stop-patience tracking
   EarlyStopState bestCheckpoint; // --save-best-only tracking
   LoaderState loader;
+  /// The SETS section; empty when loading a checkpoint written before it.
+  std::optional<ResumeSettings> settings;
 };
 
 /// Writes a checkpoint of `arena` (model.state_bytes bytes) and `state` to

@@ -83,8 +83,8 @@ struct TrainingSettings {
   std::optional<std::string> resumePath;
 };
 
-/// Defaults: --accum-steps from the model, --lr 0.01 (sgd) or 0.001
-/// (adam/adamw), one epoch unless --max-steps is given. The sampler also
+/// Defaults: --accum-steps from the model, --lr 0.001 (torch.optim's for
+/// sgd, adam and adamw), one epoch unless --max-steps is given. The sampler also
 /// takes the input pipeline's settings from `data` (--augment, --normalize,
 /// --no-prefetch).
 TrainingSettings resolveTrainingSettings(const LoopOptions &options,
