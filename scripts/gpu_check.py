@@ -313,7 +313,9 @@ def train_parity(report, cfg, pdir, device, steps, deadline, tag, reader):
            "--train-x", os.path.join(pdir, "x.npy"),
            "--train-y", os.path.join(pdir, "y.npy"), "--no-shuffle",
            "--max-steps", str(steps), "--lr", str(cfg["lr"]),
-           "--log", log, "--export", exported, "--device", device]
+           "--log", log, "--export", exported, "--device", device,
+           # The parameters by name, BatchNorm included (not folded).
+           "--no-fold-bn"]
     rc, out, err = run_logged(report, cmd, deadline.timeout(90))
     if rc != 0:
         why = first_line(err, NO_CUDA) or first_line(err) or f"exit {rc}"

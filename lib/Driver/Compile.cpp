@@ -285,6 +285,9 @@ int emitPTX(ModuleOp module, const CompileOptions &options) {
       buildGPUProgram(module, *description, options);
   if (failed(program))
     return 1;
+  if (options.report)
+    printKernelReport(nullptr, program->costs ? &*program->costs : nullptr,
+                      llvm::outs());
   std::string error;
   auto output = openOutputFile(options.outputPath, &error);
   if (!output) {
@@ -299,7 +302,7 @@ int emitPTX(ModuleOp module, const CompileOptions &options) {
 /// Writes the CUDA kernels compiled for the CPU (--emit=cuda-emulation).
 int emitCUDAEmulation(ModuleOp module, const CompileOptions &options) {
   PassManager pm(module.getContext());
-  buildBufferizePipeline(pm);
+  buildBufferizePipeline(pm, LinalgPipelineOptions(!options.training.noFuse));
   buildGPUEmulationPipeline(pm);
   if (failed(pm.run(module)))
     return 1;
@@ -340,8 +343,22 @@ int emitTrainer(ModuleOp module, const CompileOptions &options) {
       return 1;
   }
 
+  // Two runs: the loop nests are measured on buffers (KernelReport.h).
+  PassManager bufferizePm(module.getContext());
+  buildBufferizePipeline(bufferizePm,
+                         LinalgPipelineOptions(!options.training.noFuse));
+  if (failed(bufferizePm.run(module)))
+    return 1;
+  if (options.targetCPU)
+    description->cpuCosts = measureLoopNests(module);
+  if (options.report)
+    printKernelReport(description->cpuCosts ? &*description->cpuCosts
+                                            : nullptr,
+                      description->gpu && description->gpu->costs
+                          ? &*description->gpu->costs
+                          : nullptr,
+                      llvm::outs());
   PassManager pm(module.getContext());
-  buildBufferizePipeline(pm);
   buildCPULowerToLLVMPipeline(pm, CPUCodegenPipelineOptions());
   if (failed(pm.run(module)) || failed(bindKernels(module, *description)))
     return 1;
@@ -426,7 +443,8 @@ int traincc::runCompile(const CompileOptions &options) {
     return emitCUDAEmulation(*module, options);
   if (options.emit == EmitKind::LinalgMLIR) {
     PassManager linalgPm(&context);
-    buildTrainToLinalgPipeline(linalgPm);
+    buildTrainToLinalgPipeline(
+        linalgPm, LinalgPipelineOptions(!options.training.noFuse));
     if (failed(linalgPm.run(*module)))
       return 1;
     return printModule(*module, options);

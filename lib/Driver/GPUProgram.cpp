@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -98,6 +100,23 @@ FailureOr<std::vector<GPULaunch>> buildPlan(func::FuncOp func,
   }
   return plan;
 }
+
+/// Measures the kernels once they are outlined, right before the NVVM
+/// lowering starts (with the target attachment).
+class MeasureKernels : public PassInstrumentation {
+public:
+  MeasureKernels(GPUCostTracker &tracker, std::optional<StepCosts> &costs)
+      : tracker_(tracker), costs_(costs) {}
+  void runBeforePass(Pass *pass, Operation *op) override {
+    auto module = dyn_cast<ModuleOp>(op);
+    if (module && !costs_ && pass->getArgument() == "nvvm-attach-target")
+      costs_ = tracker_.measure(module);
+  }
+
+private:
+  GPUCostTracker &tracker_;
+  std::optional<StepCosts> &costs_;
+};
 
 /// MLIR prints the PTX as a string attribute; the attribute holds it as is.
 FailureOr<std::string> extractPTX(ModuleOp module) {
@@ -183,16 +202,28 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
               "library, which the kernels call); pass "
               "--cuda-path with a complete toolkit, or --target cpu";
   OwningOpRef<ModuleOp> module = stepModule.clone();
+  // Two runs, so that the linalg ops can be tagged between bufferization
+  // and the GPU kernel pipeline, and the kernels measured before NVVM
+  // lowering turns them into LLVM (KernelReport.h).
+  PassManager bufferizePm(module->getContext());
+  buildBufferizePipeline(bufferizePm,
+                         LinalgPipelineOptions(!options.training.noFuse));
+  if (failed(bufferizePm.run(*module)))
+    return failure();
+  GPUCostTracker tracker;
+  tracker.tag(*module);
   PassManager pm(module->getContext());
   GPUCodegenPipelineOptions gpuOptions;
   gpuOptions.arch = options.gpuArch;
   gpuOptions.toolkit = options.cudaToolkit;
-  buildBufferizePipeline(pm);
   buildGPULowerToNVVMPipeline(pm, gpuOptions);
+  std::optional<StepCosts> costs;
+  pm.addInstrumentation(std::make_unique<MeasureKernels>(tracker, costs));
   if (failed(pm.run(*module)))
     return failure();
 
   GPUProgram program;
+  program.costs = std::move(costs);
   program.arch = options.gpuArch;
   FailureOr<std::string> ptx = extractPTX(*module);
   if (failed(ptx))

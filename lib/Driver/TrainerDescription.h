@@ -10,6 +10,8 @@
 #ifndef TRAINCC_LIB_DRIVER_TRAINERDESCRIPTION_H
 #define TRAINCC_LIB_DRIVER_TRAINERDESCRIPTION_H
 
+#include "KernelReport.h"
+
 #include "traincc/Dialect/Train/IR/TrainOps.h"
 #include "traincc/Driver/Compile.h"
 
@@ -81,6 +83,8 @@ struct GPUProgram {
   std::string cubin;
   uint64_t workspaceBytes = 0;
   std::vector<GPULaunch> microStep, applyStep, evalStep;
+  /// The launches' bytes and FLOPs (--report, `info`).
+  std::optional<StepCosts> costs;
 };
 
 struct TrainerDescription {
@@ -100,6 +104,8 @@ struct TrainerDescription {
   std::vector<KernelArgument> microStep, applyStep, evalStep;
   /// Whether the trainer has CPU kernels (--target cpu).
   bool hasCPU = true;
+  /// The CPU loop nests' bytes and FLOPs (--report, `info`).
+  std::optional<StepCosts> cpuCosts;
   /// The CUDA kernels, when the trainer has them (--target cuda).
   std::optional<GPUProgram> gpu;
 };

@@ -71,6 +71,7 @@ constexpr TrainerFlag kTrainerFlags[] = {
     {"threads", "train"},
     {"log", "train"},
     {"export", "train"},
+    {"no-fold-bn", "train"},
 };
 
 } // namespace

@@ -188,6 +188,21 @@ void emitGPUPlan(llvm::raw_ostream &os, StringRef name,
   os << "};\n";
 }
 
+/// A traincc_step_costs initializer.
+std::string stepCosts(const std::optional<StepCosts> &costs) {
+  if (!costs)
+    return "{}";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "{";
+  for (const StepCost *step :
+       {&costs->microStep, &costs->applyStep, &costs->evalStep})
+    os << "{" << step->kernels.size() << ", " << step->bytes() << "u, "
+       << step->flops() << "u}, ";
+  os << "}";
+  return text;
+}
+
 /// traincc_gpu_program `gpuProgram`, its PTX and cubin in blobs.S.
 void emitGPUProgram(llvm::raw_ostream &os, const GPUProgram &gpu) {
   emitGPUPlan(os, "microStep", gpu.microStep);
@@ -206,6 +221,7 @@ void emitGPUProgram(llvm::raw_ostream &os, const GPUProgram &gpu) {
      << "  .micro_step = " << plan("microStep", gpu.microStep) << ",\n"
      << "  .apply_step = " << plan("applyStep", gpu.applyStep) << ",\n"
      << "  .eval_step = " << plan("evalStep", gpu.evalStep) << ",\n"
+     << "  .costs = " << stepCosts(gpu.costs) << ",\n"
      << "};\n\n";
 }
 
@@ -317,6 +333,7 @@ void emitModelDescriptor(llvm::raw_ostream &os, const TrainerDescription &d,
      << "  .eval_step = " << (d.hasCPU ? "evalStep" : "nullptr") << ",\n"
      << "  .target_cpu = " << quote(d.hasCPU ? d.targetCPU : "") << ",\n"
      << "  .gpu = " << (d.gpu ? "&gpuProgram" : "nullptr") << ",\n"
+     << "  .cpu_costs = " << stepCosts(d.cpuCosts) << ",\n"
      << "};\n\n";
 }
 

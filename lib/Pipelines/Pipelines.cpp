@@ -87,6 +87,11 @@ void traincc::buildTrainingPipeline(OpPassManager &pm,
   ExplicitTrainingModePassOptions modeOptions;
   modeOptions.bnStats = options.bnStats;
   pm.addPass(createExplicitTrainingModePass(modeOptions));
+  // @eval_step normalises with running statistics from here on; folding
+  // them into the convolutions now lets the canonicalizer below tidy the
+  // weight reshapes. --no-fuse keeps them apart for comparison.
+  if (!options.noFuse)
+    pm.addPass(createFoldBatchNormIntoConvPass());
   // Autodiff differentiates what canonicalisation left: no dead ops, no
   // identities, one read per parameter.
   pm.addPass(createCanonicalizerPass());
@@ -109,16 +114,23 @@ void traincc::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
 }
 
-void traincc::buildTrainToLinalgPipeline(OpPassManager &pm) {
+void traincc::buildTrainToLinalgPipeline(OpPassManager &pm,
+                                         const LinalgPipelineOptions &options) {
   pm.addPass(createConvertTrainToLinalgPass());
   // After compute lowering, so state updates are plain linalg on tensors.
   pm.addPass(createLowerStatePass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // On tensors, where producer and consumer are explicit values, and after
+  // the state lowering, so that optimizer updates fuse too; before
+  // bufferization, so that the CPU and GPU kernels both see the fused ops.
+  if (options.fuse)
+    pm.addPass(createFuseElementwisePass());
 }
 
-void traincc::buildBufferizePipeline(OpPassManager &pm) {
-  buildTrainToLinalgPipeline(pm);
+void traincc::buildBufferizePipeline(OpPassManager &pm,
+                                     const LinalgPipelineOptions &options) {
+  buildTrainToLinalgPipeline(pm, options);
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -238,11 +250,11 @@ void traincc::registerPipelines() {
       [](OpPassManager &pm, const TrainingPipelineOptions &options) {
         buildTrainingPipeline(pm, options.toTrainingOptions());
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LinalgPipelineOptions>(
       "traincc-train-to-linalg-pipeline",
       "Lowers training-step functions to linalg on tensors",
       buildTrainToLinalgPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LinalgPipelineOptions>(
       "traincc-bufferize-pipeline",
       "Lowers training-step functions to linalg on buffers (CPU and GPU)",
       buildBufferizePipeline);
@@ -250,22 +262,26 @@ void traincc::registerPipelines() {
       "traincc-cpu-codegen-pipeline",
       "Lowers training-step functions to the LLVM dialect for the CPU",
       [](OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
-        buildBufferizePipeline(pm);
+        LinalgPipelineOptions linalg;
+        linalg.fuse = options.fuse;
+        buildBufferizePipeline(pm, linalg);
         buildCPULowerToLLVMPipeline(pm, options);
       });
   PassPipelineRegistration<GPUCodegenPipelineOptions>(
       "traincc-gpu-codegen-pipeline",
       "Lowers training-step functions to CUDA kernels and launch sequences",
       [](OpPassManager &pm, const GPUCodegenPipelineOptions &options) {
-        buildBufferizePipeline(pm);
+        LinalgPipelineOptions linalg;
+        linalg.fuse = options.fuse;
+        buildBufferizePipeline(pm, linalg);
         buildGPULowerToNVVMPipeline(pm, options);
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LinalgPipelineOptions>(
       "traincc-gpu-emulation-pipeline",
       "Lowers training-step functions to the CUDA kernels compiled for the "
       "CPU, with emulation entry points",
-      [](OpPassManager &pm) {
-        buildBufferizePipeline(pm);
+      [](OpPassManager &pm, const LinalgPipelineOptions &options) {
+        buildBufferizePipeline(pm, options);
         buildGPUEmulationPipeline(pm);
       });
 }

@@ -11,7 +11,9 @@
 #include "traincc/runtime/formats/OnnxExport.h"
 #include "traincc/runtime/formats/ProtoWire.h"
 
+#include <cmath>
 #include <cstring>
+#include <map>
 
 using namespace traincc::rt;
 using namespace traincc::rt::test;
@@ -345,6 +347,192 @@ TEST(OnnxExport, WritesTheFileAtomically) {
       bytes, {{"scale", {2}, scale.data()}, {"mean", {2}, mean.data()}});
   ASSERT_OK(expected);
   EXPECT_EQ(written, *expected);
+}
+
+//===----------------------------------------------------------------------===//
+// BatchNormalization folded into the Conv before it
+//===----------------------------------------------------------------------===//
+
+std::string attributeFloat(const std::string &name, float value) {
+  proto::Writer a;
+  a.bytes(1, name);
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  a.fixed32(2, bits); // f
+  a.varint(20, 1);    // type FLOAT
+  return a.take();
+}
+
+/// x -> Conv(w[, b]) -> c -> BatchNormalization -> y -> Relu -> z, two
+/// output channels of two weights each, epsilon 0.5.
+ModelParts convBatchNormModel(bool withBias) {
+  ModelParts parts;
+  std::vector<std::string> convInputs = {"x", "conv.weight"};
+  if (withBias)
+    convInputs.push_back("conv.bias");
+  parts.nodes = {
+      node("Conv", convInputs, {"c"}, {}),
+      node("BatchNormalization", {"c", "bn.weight", "bn.bias", "bn.mean",
+                                  "bn.var"},
+           {"y", "mean_out", "var_out"},
+           {attributeFloat("epsilon", 0.5f), attributeInt("training_mode", 1)}),
+      node("Relu", {"y"}, {"z"}, {})};
+  parts.initializers = {floatInitializer("conv.weight", {2, 1, 2}, {0, 0, 0, 0})};
+  if (withBias)
+    parts.initializers.push_back(floatInitializer("conv.bias", {2}, {0, 0}));
+  for (const char *name : {"bn.weight", "bn.bias", "bn.mean", "bn.var"})
+    parts.initializers.push_back(floatInitializer(name, {2}, {0, 0}));
+  parts.outputs = {valueInfo("z")};
+  parts.valueInfos = {valueInfo("c"), valueInfo("y")};
+  return parts;
+}
+
+struct ConvBatchNormValues {
+  std::vector<float> weight = {1, -2, 0.5f, 3}, bias = {0.25f, -1};
+  std::vector<float> scale = {2, -0.5f}, shift = {0.125f, 4};
+  std::vector<float> mean = {1, -3}, var = {3.5f, 1.5f}; // + 0.5: 4 and 2
+  std::vector<InitializerValue> values(bool withBias) const {
+    std::vector<InitializerValue> v = {
+        {"conv.weight", {2, 1, 2}, weight.data()},
+        {"bn.weight", {2}, scale.data()},
+        {"bn.bias", {2}, shift.data()},
+        {"bn.mean", {2}, mean.data()},
+        {"bn.var", {2}, var.data()}};
+    if (withBias)
+      v.push_back({"conv.bias", {2}, bias.data()});
+    return v;
+  }
+};
+
+std::vector<float> floatsOf(const std::vector<Field> &tensor) {
+  std::string raw = stringOf(tensor, 9);
+  std::vector<float> values(raw.size() / 4);
+  std::memcpy(values.data(), raw.data(), raw.size());
+  return values;
+}
+
+std::map<std::string, std::vector<float>>
+initializersOf(const std::vector<Field> &graph) {
+  std::map<std::string, std::vector<float>> inits;
+  for (const Field &f : fieldsNumbered(graph, 5)) {
+    std::vector<Field> tensor = parseOk(f.bytes);
+    inits[stringOf(tensor, 8)] = floatsOf(tensor);
+  }
+  return inits;
+}
+
+std::vector<Field> graphOf(const std::string &model) {
+  return parseOk(fieldsNumbered(parseOk(model), 7).at(0).bytes);
+}
+
+std::vector<std::string> stringsOf(const std::vector<Field> &fields,
+                                   uint32_t number) {
+  std::vector<std::string> values;
+  for (const Field &f : fieldsNumbered(fields, number))
+    values.emplace_back(f.bytes);
+  return values;
+}
+
+// Tests that a BatchNormalization reading only a Conv's output folds into
+// it: the weight, same name, scaled by scale / sqrt(var + eps) per output
+// channel, the bias (b - mean) * that + B; the Conv writes the BN's output
+// name; the BN node, its initializers and the Conv's old output's
+// value_info are gone.
+TEST(OnnxExport, FoldsBatchNormIntoConv) {
+  ConvBatchNormValues v;
+  Expected<std::string> rewritten = rewriteOnnxForExport(
+      modelBytes(convBatchNormModel(true)), v.values(true));
+  ASSERT_OK(rewritten);
+  std::vector<Field> graph = graphOf(*rewritten);
+
+  std::vector<Field> nodes = fieldsNumbered(graph, 1);
+  ASSERT_EQ(nodes.size(), 2u);
+  std::vector<Field> conv = parseOk(nodes[0].bytes);
+  EXPECT_EQ(stringOf(conv, 4), "Conv");
+  EXPECT_EQ(stringsOf(conv, 1),
+            (std::vector<std::string>{"x", "conv.weight", "conv.bias"}));
+  EXPECT_EQ(stringsOf(conv, 2), std::vector<std::string>{"y"});
+  EXPECT_EQ(stringOf(parseOk(nodes[1].bytes), 4), "Relu");
+
+  // Factors 2 / sqrt(4) = 1 and -0.5 / sqrt(2): exact or rounded once.
+  double f1 = -0.5 / std::sqrt(2.0);
+  std::map<std::string, std::vector<float>> inits = initializersOf(graph);
+  ASSERT_EQ(inits.size(), 2u);
+  EXPECT_EQ(inits["conv.weight"],
+            (std::vector<float>{1, -2, float(0.5 * f1), float(3 * f1)}));
+  EXPECT_EQ(inits["conv.bias"],
+            (std::vector<float>{0.25f - 1 + 0.125f, float(2 * f1 + 4)}));
+
+  std::vector<Field> infos = fieldsNumbered(graph, 13);
+  ASSERT_EQ(infos.size(), 1u);
+  EXPECT_EQ(stringOf(parseOk(infos[0].bytes), 1), "y");
+}
+
+// Tests that a Conv without bias gets one, named after its weight unless
+// that name is taken, holding (0 - mean) * factor + B; the initializers
+// that another node still reads stay.
+TEST(OnnxExport, FoldingAddsABiasWithAFreshName) {
+  ConvBatchNormValues v;
+  ModelParts parts = convBatchNormModel(false);
+  parts.valueInfos.push_back(valueInfo("conv.bias")); // taken
+  parts.nodes.push_back(node("Identity", {"bn.mean"}, {"m"}, {}));
+  Expected<std::string> rewritten =
+      rewriteOnnxForExport(modelBytes(parts), v.values(false));
+  ASSERT_OK(rewritten);
+  std::vector<Field> graph = graphOf(*rewritten);
+  std::vector<Field> conv = parseOk(fieldsNumbered(graph, 1).at(0).bytes);
+  EXPECT_EQ(stringsOf(conv, 1),
+            (std::vector<std::string>{"x", "conv.weight", "conv.bias_1"}));
+  double f1 = -0.5 / std::sqrt(2.0);
+  std::map<std::string, std::vector<float>> inits = initializersOf(graph);
+  EXPECT_EQ(inits.size(), 3u); // weight, bias, bn.mean
+  EXPECT_EQ(inits["conv.bias_1"],
+            (std::vector<float>{-1 + 0.125f, float(3 * f1 + 4)}));
+  EXPECT_EQ(inits["bn.mean"], v.mean);
+}
+
+// Tests what stays an inference BatchNormalization: everything with
+// --no-fold-bn, a Conv whose output is also read elsewhere, a BN whose
+// statistics are not trained state, and a BN after something else.
+TEST(OnnxExport, LeavesUnfoldableBatchNorms) {
+  ConvBatchNormValues v;
+  auto opTypes = [](const std::string &model) {
+    std::vector<std::string> ops;
+    for (const Field &n : fieldsNumbered(graphOf(model), 1))
+      ops.push_back(stringOf(parseOk(n.bytes), 4));
+    return ops;
+  };
+  std::vector<std::string> unfolded = {"Conv", "BatchNormalization", "Relu"};
+
+  Expected<std::string> off = rewriteOnnxForExport(
+      modelBytes(convBatchNormModel(true)), v.values(true),
+      ExportOptions{/*foldBatchNorm=*/false});
+  ASSERT_OK(off);
+  EXPECT_EQ(opTypes(*off), unfolded);
+  EXPECT_EQ(initializersOf(graphOf(*off))["conv.weight"], v.weight);
+
+  ModelParts twoUsers = convBatchNormModel(true);
+  twoUsers.outputs.push_back(valueInfo("c"));
+  Expected<std::string> kept =
+      rewriteOnnxForExport(modelBytes(twoUsers), v.values(true));
+  ASSERT_OK(kept);
+  EXPECT_EQ(opTypes(*kept), unfolded);
+
+  std::vector<InitializerValue> noStats = v.values(true);
+  noStats.erase(noStats.begin() + 3); // bn.mean stays a constant
+  Expected<std::string> constant = rewriteOnnxForExport(
+      modelBytes(convBatchNormModel(true)), noStats);
+  ASSERT_OK(constant);
+  EXPECT_EQ(opTypes(*constant), unfolded);
+
+  ModelParts afterRelu = convBatchNormModel(true);
+  afterRelu.nodes[0] = node("Relu", {"x"}, {"c"}, {});
+  Expected<std::string> relu = rewriteOnnxForExport(
+      modelBytes(afterRelu), {v.values(true)[1], v.values(true)[2],
+                              v.values(true)[3], v.values(true)[4]});
+  ASSERT_OK(relu);
+  EXPECT_EQ(opTypes(*relu),
+            (std::vector<std::string>{"Relu", "BatchNormalization", "Relu"}));
 }
 
 } // namespace

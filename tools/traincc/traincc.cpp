@@ -84,7 +84,10 @@ static cl::opt<int64_t> batchSize(
     cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<bool> report(
     "report",
-    cl::desc("Print the model's inputs, outputs, op counts and parameters"),
+    cl::desc("Print the model's inputs, outputs, op counts and parameters; "
+             "with --emit=exe, obj, llvm or ptx, also each step's kernels "
+             "(CPU loop nests, GPU launches) with the bytes they move and "
+             "their FLOPs, and the totals"),
     cl::cat(category));
 static cl::opt<bool> printWeights(
     "print-weights",

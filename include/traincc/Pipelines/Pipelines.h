@@ -49,17 +49,33 @@ struct TrainingPipelineOptions
 void buildTrainingPipeline(mlir::OpPassManager &pm,
                            const TrainingOptions &options);
 
+struct LinalgPipelineOptions
+    : public mlir::PassPipelineOptions<LinalgPipelineOptions> {
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse elementwise chains (off under "
+                                   "traincc --no-fuse)"),
+                    llvm::cl::init(true)};
+
+  LinalgPipelineOptions() = default;
+  explicit LinalgPipelineOptions(bool fuseElementwise) {
+    fuse = fuseElementwise;
+  }
+};
+
 /// Step functions in the Train dialect -> linalg on tensors: compute ops
-/// become linalg, and parameter reads and in-place updates become function
-/// arguments and linalg on them (`--emit=linalg-mlir`).
-void buildTrainToLinalgPipeline(mlir::OpPassManager &pm);
+/// become linalg, parameter reads and in-place updates become function
+/// arguments and linalg on them, and elementwise chains fuse
+/// (`--emit=linalg-mlir`).
+void buildTrainToLinalgPipeline(mlir::OpPassManager &pm,
+                                const LinalgPipelineOptions &options);
 
 /// Step functions in the Train dialect -> functions on memrefs, for the CPU
 /// and the GPU alike: buildTrainToLinalgPipeline, then bufferization;
 /// parameters are arguments updated in place, results become output
 /// arguments. The signature is final after this stage (the driver reads it
 /// to generate the trainer's descriptor).
-void buildBufferizePipeline(mlir::OpPassManager &pm);
+void buildBufferizePipeline(mlir::OpPassManager &pm,
+                            const LinalgPipelineOptions &options);
 
 struct CPUCodegenPipelineOptions
     : public mlir::PassPipelineOptions<CPUCodegenPipelineOptions> {
@@ -68,6 +84,9 @@ struct CPUCodegenPipelineOptions
       llvm::cl::desc("Split large kernels across the trainer's threads "
                      "(traincc_parallel_for)"),
       llvm::cl::init(true)};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse elementwise chains"),
+                    llvm::cl::init(true)};
 };
 
 /// Functions on memrefs -> CPU loop nests in the LLVM dialect, with
@@ -84,6 +103,9 @@ struct GPUCodegenPipelineOptions
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit folder (libdevice for math functions)"),
       llvm::cl::init("/usr/local/cuda")};
+  Option<bool> fuse{*this, "fuse",
+                    llvm::cl::desc("Fuse elementwise chains"),
+                    llvm::cl::init(true)};
 };
 
 /// Functions on memrefs -> GPU steps: each step function becomes a sequence

@@ -8,7 +8,8 @@
 //   @eval_step(inputs..., target) -> (outputs..., per-sample losses)
 //
 // in this order: freeze-params, append-loss, explicit-training-mode,
-// autodiff, build-optimizer (traincc-training-pipeline runs them).
+// autodiff, build-optimizer (traincc-training-pipeline runs them), with
+// fold-bn-into-conv on @eval_step after explicit-training-mode.
 //
 //===----------------------------------------------------------------------===//
 
@@ -134,6 +135,35 @@ def BuildOptimizerPass : Pass<"traincc-build-optimizer", "mlir::ModuleOp"> {
   let dependentDialects = ["::traincc::train::TrainDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Inference folding
+//===----------------------------------------------------------------------===//
+
+def FoldBatchNormIntoConvPass
+    : Pass<"traincc-fold-bn-into-conv", "mlir::ModuleOp"> {
+  let summary = "Folds evaluation BatchNorm into the preceding convolution";
+  let description = [{
+    In `@eval_step` only: a `train.bn_apply` with the running statistics
+    (mean m, variance v, scale g, bias beta, epsilon eps) whose input is a
+    `train.conv` result used by nothing else becomes one convolution with
+    per-output-channel folded weights and bias:
+
+      W'[o, ...] = W[o, ...] * g[o] / sqrt(v[o] + eps)
+      b'[o]      = (b[o] - m[o]) * g[o] / sqrt(v[o] + eps) + beta[o]
+
+    (b = 0 for a convolution without bias). Output channel o of a grouped
+    convolution reads only W[o], so groups fold alike. W' and b' are
+    computed on the parameter tensors on every call (they change with
+    training), with `train.bn_apply` itself on [1, M, ...] views: the
+    dialect has no square root, and the result is the same rounding as the
+    unfolded normalisation's per-channel factor. The folded output equals
+    the unfolded one up to float rounding. `@micro_step` and `@loss` are
+    untouched: training normalises with batch statistics. A BatchNorm
+    whose element type differs from the convolution's stays.
+  }];
+  let dependentDialects = ["::traincc::train::TrainDialect"];
 }
 
 #endif // TRAINCC_TRANSFORMS_PASSES_TD

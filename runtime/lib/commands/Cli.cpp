@@ -482,6 +482,14 @@ const FlagSpec kFlags[] = {
      "after training, write the model with its trained weights and "
      "BatchNorm in inference mode",
      PATH_FLAG(exportPath)},
+    {"--no-fold-bn", nullptr, nullptr, kTrain,
+     "--export: keep each BatchNormalization after a Conv instead of folding "
+     "it into the Conv's weight and bias (for comparison, or to reload the "
+     "export with --weights/--init-from)",
+     [](TrainerOptions &o, const std::string &, const std::string &) {
+       o.exportFoldBatchNorm = false;
+       return Error::success();
+     }},
 };
 
 #undef PATH_FLAG

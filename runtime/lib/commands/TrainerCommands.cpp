@@ -14,6 +14,7 @@
 #include "traincc/runtime/support/ThreadPool.h"
 
 #include <charconv>
+#include <cstdio>
 #include <optional>
 
 namespace traincc::rt {
@@ -109,7 +110,8 @@ Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
         AtomicFileWriter::create(*options.exportPath);
     if (!writer)
       return writer.takeError().withContext("--export");
-    if (Error err = exportOnnx(*model.abi, session->memory(), *writer))
+    if (Error err = exportOnnx(*model.abi, session->memory(), *writer,
+                               ExportOptions{options.exportFoldBatchNorm}))
       return err;
     std::fprintf(out, "exported %s\n", options.exportPath->c_str());
   }
@@ -161,6 +163,45 @@ Error runPredictCommand(const TrainerOptions &options, const ModelInfo &model,
   return Error::success();
 }
 
+namespace {
+
+/// "123.4 MB", "1.23 GFLOP": decimal units, as `traincc --report` prints.
+std::string formatScaled(uint64_t value, const char *const units[5],
+                         bool twoDecimals) {
+  double scaled = double(value);
+  int unit = 0;
+  while (scaled >= 1000 && unit < 4) {
+    scaled /= 1000;
+    ++unit;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text,
+                unit == 0 ? "%.0f %s" : twoDecimals ? "%.2f %s" : "%.1f %s",
+                scaled, units[unit]);
+  return text;
+}
+
+/// One line of step costs, or nothing when the trainer has none.
+std::string describeCosts(const char *target, const char *unit,
+                          const traincc_step_costs &costs) {
+  static const char *const bytes[5] = {"B", "KB", "MB", "GB", "TB"};
+  static const char *const flops[5] = {"FLOP", "KFLOP", "MFLOP", "GFLOP",
+                                       "TFLOP"};
+  const traincc_step_cost *steps[3] = {&costs.micro_step, &costs.apply_step,
+                                       &costs.eval_step};
+  const char *names[3] = {"micro_step", "apply_step", "eval_step"};
+  if (!steps[0]->kernels && !steps[1]->kernels && !steps[2]->kernels)
+    return "";
+  std::string text = strCat(target, " kernels:");
+  for (int i = 0; i < 3; ++i)
+    text += strCat(i ? ";" : "", " ", names[i], " ", steps[i]->kernels, " ",
+                   unit, ", ", formatScaled(steps[i]->bytes, bytes, false),
+                   " moved, ", formatScaled(steps[i]->flops, flops, true));
+  return text + "\n";
+}
+
+} // namespace
+
 Error runInfoCommand(const TrainerOptions &options, const ModelInfo &model,
                      std::FILE *out) {
   Expected<std::string> device = describeDevice(model, options.device);
@@ -199,6 +240,9 @@ Error runInfoCommand(const TrainerOptions &options, const ModelInfo &model,
   text += strCat(" weight-decay ", formatFloat(abi.weight_decay), "\n");
   text += strCat("bn-stats: ", abi.bn_stats_per_step ? "step" : "micro", "\n");
   text += strCat("onnx model: ", int64_t(abi.onnx_model_bytes), " bytes\n");
+  text += describeCosts("cpu", "loop nests", abi.cpu_costs);
+  if (abi.gpu)
+    text += describeCosts("gpu", "launches", abi.gpu->costs);
   text += *device;
   std::fputs(text.c_str(), out);
   return Error::success();

@@ -62,6 +62,27 @@ struct StagedTensor {
   std::vector<uint8_t> bytes;
 };
 
+/// Why a file may lack BatchNorm tensors: `train --export` folds each
+/// BatchNorm after a convolution into it (an inference model).
+constexpr const char *foldedExportHint =
+    "; the file has no BatchNorm running statistics: an --export folds "
+    "BatchNorm into the convolutions, for inference; reload trained weights "
+    "from a --checkpoint, or from an export written with train --no-fold-bn";
+
+/// Whether some BatchNorm running statistic of the model is missing from
+/// `byName`.
+template <typename Map>
+bool lacksBatchNormStatistics(const traincc_model &model, const Map &byName) {
+  for (int32_t i = 0; i < model.num_state; ++i) {
+    const traincc_state_tensor &t = model.state[i];
+    if ((t.kind == TRAINCC_STATE_RUNNING_MEAN ||
+         t.kind == TRAINCC_STATE_RUNNING_VAR) &&
+        byName.find(t.name) == byName.end())
+      return true;
+  }
+  return false;
+}
+
 /// The model's weights from the initializers of the ONNX model in `bytes`.
 Expected<std::vector<StagedTensor>> stageFromOnnx(const traincc_model &model,
                                                   std::string_view bytes) {
@@ -85,7 +106,10 @@ Expected<std::vector<StagedTensor>> stageFromOnnx(const traincc_model &model,
     if (it == byName.end())
       return makeError("no initializer '", t.name, "' (the model's ",
                        roleOf(t), " ", abiDtypeName(t.dtype), " ",
-                       formatShape(shape), ")");
+                       formatShape(shape), ")",
+                       lacksBatchNormStatistics(model, byName)
+                           ? foldedExportHint
+                           : "");
     const OnnxInitializer &init = *it->second;
     int32_t wanted = onnxElementTypeOf(t.dtype);
     if (init.elementType != wanted)

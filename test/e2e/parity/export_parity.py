@@ -3,14 +3,18 @@
 
 For one parity model (parity.py's MODELS, built and exported the same way):
 train the compiled trainer for a few steps with validation data, export the
-trained model, and check that
-  * onnx.checker accepts the export;
-  * the PyTorch module, given the export's initializers by name (BatchNorm
-    running statistics included) and put in eval mode, reproduces the
-    trainer's own evaluation of those weights: the val_loss and val_acc the
-    trainer logged for its last epoch;
+trained model twice (two runs on one thread, bit-identical): with
+--no-fold-bn, whose initializers are PyTorch's state_dict, and as by
+default, with every BatchNorm after a Conv folded into it; check that
+  * onnx.checker accepts both exports, and the default one has no
+    BatchNormalization reading a Conv;
+  * the PyTorch module, given the unfolded export's initializers by name
+    (BatchNorm running statistics included) and put in eval mode,
+    reproduces the trainer's own evaluation of those weights: the val_loss
+    and val_acc the trainer logged for its last epoch;
   * its outputs equal, sample by sample, `trainer predict` of a trainer
-    compiled from the export (whose initial state is the exported weights);
+    compiled from the folded export (whose initial state is the exported
+    weights);
   * onnxruntime, where installed (Debian has none), runs the export to the
     same outputs.
 Prints the largest relative errors (max |a - b| / max |b|) and exits 1 when
@@ -88,17 +92,27 @@ def main():
     subprocess.run([args.traincc, path("model.onnx"), "-o", path("trainer"),
                     "--batch-size", str(args.batch), "--momentum", "0.9"],
                    check=True)
-    subprocess.run([path("trainer"), "train", "--train-x", path("x.npy"),
-                    "--train-y", path("y.npy"), "--val-x", path("xe.npy"),
-                    "--val-y", path("ye.npy"), "--max-steps", str(args.steps),
-                    "--lr", str(args.lr), "--log", path("run.jsonl"),
-                    "--export", path("trained.onnx"), "--threads", "1"],
-                   check=True, stdout=subprocess.DEVNULL)
+    for export_path, extra in [("trained.onnx", []),
+                               ("unfolded.onnx", ["--no-fold-bn"])]:
+        subprocess.run([path("trainer"), "train", "--train-x", path("x.npy"),
+                        "--train-y", path("y.npy"), "--val-x", path("xe.npy"),
+                        "--val-y", path("ye.npy"), "--max-steps",
+                        str(args.steps), "--lr", str(args.lr), "--log",
+                        path("run.jsonl"), "--export", path(export_path),
+                        "--threads", "1"] + extra,
+                       check=True, stdout=subprocess.DEVNULL)
 
-    exported = onnx.load(path("trained.onnx"))
+    exported = onnx.load(path("unfolded.onnx"))
     onnx.checker.check_model(exported)
+    folded = onnx.load(path("trained.onnx"))
+    onnx.checker.check_model(folded)
     print(f"export-parity {args.model}: {args.steps} steps, {m} eval samples")
     print("  OK onnx.checker")
+    conv_outputs = {o for n in folded.graph.node if n.op_type == "Conv"
+                    for o in n.output}
+    norms = [n for n in folded.graph.node if n.op_type == "BatchNormalization"]
+    after_conv = sum(n.input[0] in conv_outputs for n in norms)
+    print(f"  BatchNormalization after Conv: {after_conv} of {len(norms)}")
 
     module = load_exported(cls, exported)
     with torch.no_grad():

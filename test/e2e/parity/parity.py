@@ -243,7 +243,9 @@ def main():
     subprocess.run([trainer, "train", "--train-x", os.path.join(work, "x.npy"),
                     "--train-y", os.path.join(work, "y.npy"), "--no-shuffle",
                     "--max-steps", str(args.steps), "--lr", str(args.lr),
-                    "--log", log, "--export", exported, "--threads", "1"]
+                    "--log", log, "--export", exported, "--threads", "1",
+                    # PyTorch's parameter names, BatchNorm's included.
+                    "--no-fold-bn"]
                    + device, check=True, stdout=subprocess.DEVNULL, env=env)
     steps = [json.loads(line) for line in open(log)]
     ours = [s["loss"] for s in steps if s["event"] == "step"]

@@ -1,4 +1,4 @@
-//===- Passes.td - state lowering, step signatures ---------*- tablegen -*-===//
+//===- Passes.td - state, step signatures, fusion ----------*- tablegen -*-===//
 
 #ifndef TRAINCC_CODEGEN_COMMON_PASSES_TD
 #define TRAINCC_CODEGEN_COMMON_PASSES_TD
@@ -45,6 +45,39 @@ def DropStateResultsPass : Pass<"traincc-drop-state-results", "mlir::ModuleOp"> 
     had to copy; that is reported as an error naming the parameter rather
     than silently losing the update.
   }];
+}
+
+def FuseElementwisePass
+    : Pass<"traincc-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuses chains of elementwise linalg ops into their consumers";
+  let description = [{
+    Runs on the step functions in linalg on tensors (after the state
+    lowering, before bufferization), so the CPU loop nests and the GPU
+    kernels both see the fused ops. A `linalg.generic` whose loops are all
+    parallel is fused into the `linalg.generic` that consumes it (an
+    elementwise op, a broadcast, or a reduction such as a BatchNorm
+    statistic) when the consumer is its only user: the producer's body is
+    inlined into the consumer's, reading the producer's operands through the
+    composed indexing maps, so the intermediate tensor is neither written
+    nor read back. Unequal but compatible iteration spaces fuse too (a
+    per-channel producer into a per-element consumer: the maps compose)
+    when the producer's body is cheap to repeat at every point that reads
+    it (additions, multiplications, comparisons, selections, conversions);
+    a per-channel division or square root keeps its own small kernel
+    rather than being recomputed per element.
+
+    A producer with several users is left alone: fusing it would recompute
+    it once per user, and its result must be materialised anyway. Named
+    contractions (convolutions, matmuls) are not elementwise and keep their
+    own kernels. The arithmetic of every element is unchanged; only where it
+    happens moves (LLVM may then contract a multiply and an add across the
+    old kernel boundary into one fused multiply-add).
+
+    Example: `%y = linalg.generic {x * s + b}` used only by
+    `%z = linalg.generic {max(y, 0)}` becomes one
+    `linalg.generic {max(x * s + b, 0)}`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 #endif // TRAINCC_CODEGEN_COMMON_PASSES_TD

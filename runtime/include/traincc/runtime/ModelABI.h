@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define TRAINCC_ABI_VERSION 3
+#define TRAINCC_ABI_VERSION 4
 
 typedef enum {
   TRAINCC_DTYPE_F32 = 0,
@@ -83,6 +83,20 @@ typedef struct {
   int32_t owner; /* index of the parameter a gradient/optimizer tensor
                     belongs to; -1 otherwise */
 } traincc_state_tensor;
+
+/* What one step's kernels cost, as `traincc --report` counts them: the
+   kernels (CPU loop nests or GPU launches), the bytes they read and write
+   (each buffer once per direction, at its full size) and their
+   floating-point operations. All zero when traincc did not count them. */
+typedef struct {
+  int32_t kernels;
+  uint64_t bytes;
+  uint64_t flops;
+} traincc_step_cost;
+
+typedef struct {
+  traincc_step_cost micro_step, apply_step, eval_step;
+} traincc_step_costs;
 
 /* ---- GPU program (traincc --target cuda) --------------------------------
  *
@@ -147,6 +161,7 @@ typedef struct {
   uint64_t cubin_bytes;
   uint64_t workspace_bytes;
   traincc_gpu_plan micro_step, apply_step, eval_step;
+  traincc_step_costs costs; /* of the launch plans */
 } traincc_gpu_program;
 
 typedef struct {
@@ -202,6 +217,9 @@ typedef struct {
 
   /* The CUDA version of the steps, or null when the trainer has none. */
   const traincc_gpu_program *gpu;
+
+  /* What the CPU step functions' loop nests cost. */
+  traincc_step_costs cpu_costs;
 } traincc_model;
 
 /* Defined by the generated object. */

@@ -54,6 +54,7 @@ struct TrainerOptions {
   DeviceChoice device = DeviceChoice::Auto; // StepBackend.h
   std::optional<int64_t> threads;
   std::optional<std::string> exportPath;
+  bool exportFoldBatchNorm = true; // --no-fold-bn (OnnxExport.h)
 
   // Weights from a file instead of the compiled-in ones (Weights.h):
   // eval/predict --weights or --checkpoint, train --init-from.

@@ -1,0 +1,65 @@
+//===- FuseElementwise.cpp - elementwise producers into consumers ---------===//
+//
+// Upstream's elementwise fusion patterns do the rewriting; this pass decides
+// which producers may fuse (mayFuse: the cost model of Passes.td) and
+// applies the patterns to a fixed point, so a chain fuses step by step into
+// its last consumer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "traincc/Codegen/Common/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace traincc {
+#define GEN_PASS_DEF_FUSEELEMENTWISEPASS
+#include "traincc/Codegen/Common/Passes.h.inc"
+} // namespace traincc
+
+using namespace mlir;
+
+namespace {
+
+/// Whether every op of `producer`'s body is cheap enough to repeat for each
+/// point of a larger consumer: additions, multiplications, comparisons,
+/// selections and conversions, not divisions or transcendental functions.
+bool isCheapToRepeat(linalg::GenericOp producer) {
+  return llvm::all_of(producer.getBody()->without_terminator(),
+                      [](Operation &op) {
+                        return isa<arith::AddFOp, arith::SubFOp,
+                                   arith::MulFOp, arith::NegFOp,
+                                   arith::MaximumFOp, arith::MinimumFOp,
+                                   arith::CmpFOp, arith::SelectOp,
+                                   arith::ExtFOp, arith::TruncFOp,
+                                   arith::ConstantOp>(op);
+                      });
+}
+
+/// Whether the producer of `operand` may be inlined into its consumer: the
+/// consumer is the producer's only user, so nothing is materialised for
+/// someone else, and each producer element is computed once (the consumer
+/// reads it through a permutation) or is cheap to compute again at every
+/// point that reads it (a broadcast of a per-channel scale: repeating a
+/// square root per element would cost more than the small tensor saves).
+bool mayFuse(OpOperand *operand) {
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+  if (!producer || !producer->hasOneUse())
+    return false;
+  auto consumer = cast<linalg::LinalgOp>(operand->getOwner());
+  return consumer.getMatchingIndexingMap(operand).isPermutation() ||
+         isCheapToRepeat(producer);
+}
+
+struct FuseElementwisePass
+    : public traincc::impl::FuseElementwisePassBase<FuseElementwisePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(patterns, mayFuse);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,143 @@
+// RUN: traincc-opt %s -split-input-file -traincc-fuse-elementwise | FileCheck %s
+
+// Tests that an elementwise chain (scale and shift, then ReLU) becomes one
+// linalg.generic computing both, and the intermediate tensor disappears.
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK: %[[R:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[X]] : tensor<4x8xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @chain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c2 = arith.constant 2.0 : f32
+  %c1 = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %m = arith.mulf %a, %c2 : f32
+    %s = arith.addf %m, %c1 : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %z = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<4x8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %r = arith.maximumf %a, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %z : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a cheap per-channel producer fuses into a per-element consumer
+// that broadcasts it (the maps compose) and into a reduction over it, while
+// a per-channel square root is not repeated per element.
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#chan = affine_map<(d0, d1) -> (d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#vec = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @broadcast_and_reduce
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[V:.*]]: tensor<8xf32>)
+// CHECK: %[[Y:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[X]], %[[V]] :
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[SUM:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%[[V]] :
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[ROOT:.*]] = linalg.generic
+// CHECK: math.sqrt
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[X]], %[[ROOT]] :
+// CHECK: arith.divf
+func.func @broadcast_and_reduce(%x: tensor<4x8xf32>, %v: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>) {
+  %c2 = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %twice = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%v : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %r = arith.mulf %a, %c2 : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#map, #chan, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %twice : tensor<4x8xf32>, tensor<8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %twice2 = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%v : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %r = arith.mulf %a, %c2 : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#chan, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%twice2 : tensor<8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %root = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%v : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %r = math.sqrt %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %q = linalg.generic {indexing_maps = [#map, #chan, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %root : tensor<4x8xf32>, tensor<8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.divf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %y, %sum, %q : tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a producer with two users is not fused (it would be computed
+// twice) and that a named contraction keeps its own op.
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @shared_producer
+// CHECK: %[[Y:.*]] = linalg.generic
+// CHECK: arith.mulf
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[Y]]
+// CHECK: linalg.matmul
+// CHECK-SAME: ins(%[[Y]], %[[Y]]
+func.func @shared_producer(%x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %c2 = arith.constant 2.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x8xf32>
+  %y = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x8xf32>) outs(%e0 : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %m = arith.mulf %a, %c2 : f32
+    linalg.yield %m : f32
+  } -> tensor<8x8xf32>
+  %e1 = tensor.empty() : tensor<8x8xf32>
+  %z = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<8x8xf32>) outs(%e1 : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %r = arith.maximumf %a, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<8x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %p = linalg.matmul ins(%y, %y : tensor<8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %z, %p : tensor<8x8xf32>, tensor<8x8xf32>
+}
