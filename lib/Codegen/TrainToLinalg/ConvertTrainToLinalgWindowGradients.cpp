@@ -394,8 +394,73 @@ Value findWinners(OpBuilder &rewriter, Location loc, Value input, Type element,
   return argmax.getResult(1);
 }
 
+/// Whether the windows tile the input exactly: stride equal to the kernel,
+/// no dilation, no padding, and the windows covering every input element,
+/// so that each input element belongs to exactly one window.
+bool windowsTileInput(const WindowGeometry &g) {
+  for (int64_t i = 0; i < g.spatial(); ++i)
+    if (g.strides[i] != g.kernel[i] || g.dilations[i] != 1 ||
+        g.padBegin[i] != 0 || g.padEnd[i] != 0 ||
+        g.output[i] * g.kernel[i] != g.input[i])
+      return false;
+  return true;
+}
+
+/// dx of max pooling whose windows tile the input (windowsTileInput): one
+/// elementwise pass writes each input element's gradient, its window's
+/// output gradient where it is the window's winner and zero elsewhere,
+/// instead of spreading per-offset shares and summing them (which moves
+/// several times the input's size). Loops n, c, o..., k... over the input
+/// viewed as [N, C, O1, K1, O2, K2, ...]; the values equal the general
+/// path's (each element's sum has exactly one nonzero term).
+Value tiledMaxPoolGrad(OpBuilder &b, Location loc, Value grad, Value winners,
+                       RankedTensorType resultType, const WindowGeometry &g) {
+  MLIRContext *context = b.getContext();
+  int64_t spatial = g.spatial();
+  Type element = resultType.getElementType();
+  SmallVector<int64_t> tiledShape(resultType.getShape().take_front(2));
+  SmallVector<ReassociationIndices> reassociation = {{0}, {1}};
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t first = tiledShape.size();
+    tiledShape.append({g.output[i], g.kernel[i]});
+    reassociation.push_back({first, first + 1});
+  }
+  auto dim = [&](int64_t i) { return getAffineDimExpr(i, context); };
+  int64_t numLoops = 2 + 2 * spatial;
+  SmallVector<AffineExpr> windowExprs = {dim(0), dim(1)},
+                          tiledExprs = {dim(0), dim(1)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    windowExprs.push_back(dim(2 + i));
+    tiledExprs.append({dim(2 + i), dim(2 + spatial + i)});
+  }
+  AffineMap windowMap = AffineMap::get(numLoops, 0, windowExprs, context);
+  Value init = tensor::EmptyOp::create(b, loc, tiledShape, element);
+  Value tiled =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{init.getType()}, ValueRange{grad, winners},
+          ValueRange{init},
+          ArrayRef<AffineMap>{windowMap, windowMap,
+                              AffineMap::get(numLoops, 0, tiledExprs,
+                                             context)},
+          iteratorTypes(numLoops),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value offset = flatKernelIndex(nb, nloc, g, 2 + spatial);
+            Value won = arith::CmpIOp::create(
+                nb, nloc, arith::CmpIPredicate::eq, offset, args[1]);
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::SelectOp::create(nb, nloc, won, args[0],
+                                        floatConstant(nb, nloc, element, 0.0))
+                    .getResult());
+          })
+          .getResult(0);
+  return tensor::CollapseShapeOp::create(b, loc, resultType, tiled,
+                                         reassociation);
+}
+
 /// Each window's winner, each kernel offset's share of the gradient, then
-/// the gather of the shares into the input's positions.
+/// the gather of the shares into the input's positions (or, for windows
+/// that tile the input, one pass: tiledMaxPoolGrad).
 struct MaxPoolBackwardLowering : OpConversionPattern<train::MaxPoolBackwardOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -415,6 +480,11 @@ struct MaxPoolBackwardLowering : OpConversionPattern<train::MaxPoolBackwardOp> {
 
     Value winners = findWinners(rewriter, loc, adaptor.getInput(), element,
                                 gradType.getShape(), g);
+    if (windowsTileInput(g)) {
+      rewriter.replaceOp(op, tiledMaxPoolGrad(rewriter, loc, adaptor.getGrad(),
+                                              winners, resultType, g));
+      return success();
+    }
 
     // Each kernel offset's share: the gradient where it won, else zero.
     // Loops n, c, k..., o... all parallel.

@@ -356,12 +356,25 @@ func.func @max_pool_backward(%dy: tensor<1x2x3x3xf32>, %x: tensor<1x2x5x5xf32>) 
 
 // -----
 
-// Tests that without padding max_pool_backward does not test positions.
+// Tests that without padding max_pool_backward does not test positions,
+// and that windows tiling the input (stride = kernel, no padding) write the
+// gradient in one pass over the input viewed as [N, C, O1, K1, O2, K2]:
+// the window's gradient where the element's offset is the winner, else
+// zero, with no spread and no gathering sum.
 
 // CHECK-LABEL: func.func @max_pool_backward_unpadded
+// CHECK-SAME: (%[[DY:.*]]: tensor<1x1x2x2xf32>, %{{.*}}: tensor<1x1x4x4xf32>)
 // CHECK-NOT: tensor.pad
 // CHECK-NOT: arith.cmpi sge
+// CHECK: %[[ARG:.*]]:2 = linalg.generic
 // CHECK: arith.cmpf ogt
+// CHECK: %[[TILED:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[DY]], %[[ARG]]#1 : tensor<1x1x2x2xf32>, tensor<1x1x2x2xi32>) outs(%{{.*}} : tensor<1x1x2x2x2x2xf32>)
+// CHECK: arith.cmpi eq
+// CHECK: arith.select
+// CHECK: %[[DX:.*]] = tensor.collapse_shape %[[TILED]] {{\[}}[0], [1], [2, 3], [4, 5]] : tensor<1x1x2x2x2x2xf32> into tensor<1x1x4x4xf32>
+// CHECK-NOT: tensor.insert_slice
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[DX]]
 func.func @max_pool_backward_unpadded(%dy: tensor<1x1x2x2xf32>, %x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
   %0 = train.max_pool_backward %dy, %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : (tensor<1x1x2x2xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
   return %0 : tensor<1x1x4x4xf32>
