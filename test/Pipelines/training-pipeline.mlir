@@ -1,6 +1,7 @@
 // RUN: traincc-opt %s -traincc-training-pipeline | FileCheck %s --implicit-check-not='train.batch_norm %' --implicit-check-not='train.dropout %'
 // RUN: traincc-opt %s -traincc-training-pipeline='freeze=conv[.].* optimizer=adamw weight-decay=0.01 no-decay=.*bias bn-stats=step' | FileCheck %s --check-prefix=STEP
 // RUN: traincc-opt %s -traincc-training-pipeline='loss=mse momentum=0.9 nesterov=true' | FileCheck %s --check-prefix=MSE
+// RUN: traincc-opt %s -traincc-training-pipeline='no-fuse=true' | FileCheck %s --check-prefix=NOFUSE
 
 // Tests that the pipeline turns a small conv-BN-ReLU-pool-dropout-linear
 // forward graph into @micro_step, @eval_step and @apply_step.
@@ -28,6 +29,10 @@
 // CHECK: func.func @eval_step(%{{.*}}: tensor<2x1x4x4xf32> {train.name = "input"}, %{{.*}}: tensor<2xi64> {train.name = "target"}) -> (tensor<2x3xf32> {train.name = "logits"}, tensor<2xf32> {train.name = "loss"})
 // CHECK-NOT: train.dropout
 // CHECK-NOT: train.bn_stats
+// The evaluation step's BatchNorm is folded into the convolution's weights.
+// CHECK: %[[FOLDED:.*]] = train.reshape %{{.*}} : tensor<1x4x9xf32> -> tensor<4x1x3x3xf32>
+// CHECK: %[[EC:.*]] = train.conv %{{.*}}, %[[FOLDED]]
+// CHECK-NEXT: train.relu %[[EC]]
 // CHECK: train.softmax_cross_entropy %{{.*}} reduction none
 // CHECK: func.func @apply_step(%{{.*}}: f32 {train.name = "lr"}, %{{.*}}: i64 {train.name = "step"})
 // CHECK-COUNT-6: train.sgd_update
@@ -89,3 +94,9 @@ module {
     return %y : tensor<2x3xf32>
   }
 }
+
+// Tests that no-fuse=true keeps the evaluation step's BatchNorm after the
+// convolution.
+// NOFUSE-LABEL: func.func @eval_step
+// NOFUSE: %[[C:.*]] = train.conv %{{.*}}, %{{.*}}, %{{.*}} strides
+// NOFUSE: train.bn_apply %[[C]]
