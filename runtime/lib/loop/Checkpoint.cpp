@@ -15,7 +15,6 @@ namespace traincc::rt {
 
 namespace {
 
-constexpr char kMagic[8] = {'T', 'C', 'C', 'C', 'K', 'P', '0', '1'};
 constexpr char kTrailerMagic[4] = {'T', 'E', 'N', 'D'};
 constexpr uint32_t kFormatVersion = 1;
 constexpr int64_t kHeaderBytes = 32;
@@ -534,7 +533,7 @@ Error saveCheckpoint(const std::string &path, const traincc_model &model,
     return writer->write(data, int64_t(size));
   };
   uint8_t header[kHeaderBytes] = {};
-  std::memcpy(header, kMagic, 8);
+  std::memcpy(header, kCheckpointMagic, 8);
   storeLittleEndian32(header + 8, kFormatVersion);
   storeLittleEndian32(header + 12, uint32_t(sections.size()));
   storeLittleEndian64(header + 16, fileSize);
@@ -573,7 +572,7 @@ Expected<RunState> loadCheckpoint(const std::string &path,
   std::vector<uint8_t> bytes(static_cast<size_t>(size));
   if (Error err = file->readExact(bytes.data(), size))
     return err;
-  if (std::memcmp(bytes.data(), kMagic, 8) != 0)
+  if (std::memcmp(bytes.data(), kCheckpointMagic, 8) != 0)
     return makeError(path, ": not a traincc checkpoint (bad magic bytes)");
   uint32_t version = loadLittleEndian32(bytes.data() + 8);
   if (version != kFormatVersion)

@@ -15,9 +15,6 @@ namespace traincc::rt {
 
 namespace {
 
-// The first bytes of a checkpoint (Checkpoint.h).
-constexpr char kCheckpointMagic[8] = {'T', 'C', 'C', 'C', 'K', 'P', '0', '1'};
-
 /// "trainable parameter", "BatchNorm running mean", ...
 const char *roleOf(const traincc_state_tensor &t) {
   switch (t.kind) {

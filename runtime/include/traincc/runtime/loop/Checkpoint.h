@@ -65,6 +65,11 @@
 
 namespace traincc::rt {
 
+/// The first 8 bytes of every checkpoint: what tells a checkpoint from any
+/// other file (--init-from takes either a checkpoint or an ONNX model).
+inline constexpr char kCheckpointMagic[8] = {'T', 'C', 'C', 'C',
+                                             'K', 'P', '0', '1'};
+
 /// Where the training loop is; with the state arena and the sampler's
 /// LoaderState this is the core of a checkpoint.
 struct LoopPosition {
