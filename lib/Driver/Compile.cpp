@@ -2,6 +2,7 @@
 
 #include "traincc/Driver/Compile.h"
 
+#include "CompileTiming.h"
 #include "TrainerDescription.h"
 
 #include "traincc/Codegen/CPU/EmitObject.h"
@@ -241,7 +242,8 @@ private:
 /// cannot compile yet gets a warning and a CPU-only trainer.
 LogicalResult addGPUProgram(ModuleOp module, TrainerDescription &description,
                             const CompileOptions &options,
-                            llvm::StringRef workDir) {
+                            llvm::StringRef workDir, CompileTiming &timing) {
+  CompileStage stage(timing, "GPU code generation (MLIR, NVVM, ptxas)");
   bool explicitRequest = options.targetCUDA.has_value();
   std::optional<std::string> ptxas = findPtxas(options.cudaToolkit);
   std::string diagnostics;
@@ -255,7 +257,7 @@ LogicalResult addGPUProgram(ModuleOp module, TrainerDescription &description,
           diagnostics += diag.str();
         return success();
       });
-    program = buildGPUProgram(module, description, options);
+    program = buildGPUProgram(module, description, options, stage);
   }
   if (failed(program)) {
     if (explicitRequest)
@@ -276,13 +278,15 @@ LogicalResult addGPUProgram(ModuleOp module, TrainerDescription &description,
 }
 
 /// Writes the CUDA kernels as PTX (--emit=ptx).
-int emitPTX(ModuleOp module, const CompileOptions &options) {
+int emitPTX(ModuleOp module, const CompileOptions &options,
+            CompileTiming &timing) {
   FailureOr<TrainerDescription> description =
       describeTrainer(module, options);
   if (failed(description))
     return 1;
+  CompileStage stage(timing, "GPU code generation (MLIR, NVVM)");
   FailureOr<GPUProgram> program =
-      buildGPUProgram(module, *description, options);
+      buildGPUProgram(module, *description, options, stage);
   if (failed(program))
     return 1;
   if (options.report)
@@ -300,8 +304,11 @@ int emitPTX(ModuleOp module, const CompileOptions &options) {
 }
 
 /// Writes the CUDA kernels compiled for the CPU (--emit=cuda-emulation).
-int emitCUDAEmulation(ModuleOp module, const CompileOptions &options) {
+int emitCUDAEmulation(ModuleOp module, const CompileOptions &options,
+                      CompileTiming &timing) {
+  CompileStage stage(timing, "GPU emulation code generation");
   PassManager pm(module.getContext());
+  stage.time(pm);
   buildBufferizePipeline(pm, LinalgPipelineOptions(!options.training.noFuse));
   buildGPUEmulationPipeline(pm);
   if (failed(pm.run(module)))
@@ -322,7 +329,8 @@ int emitCUDAEmulation(ModuleOp module, const CompileOptions &options) {
 
 /// Lowers the step functions to host code and writes LLVM IR, an object or
 /// (linked with the runtime, with CUDA kernels when asked) the trainer.
-int emitTrainer(ModuleOp module, const CompileOptions &options) {
+int emitTrainer(ModuleOp module, const CompileOptions &options,
+                CompileTiming &timing) {
   FailureOr<TrainerDescription> description =
       describeTrainer(module, options);
   if (failed(description))
@@ -339,12 +347,15 @@ int emitTrainer(ModuleOp module, const CompileOptions &options) {
     bool cuda = options.targetCUDA.value_or(
         findPtxas(options.cudaToolkit).has_value());
     if (cuda && failed(addGPUProgram(module, *description, options,
-                                     workDir.path())))
+                                     workDir.path(), timing)))
       return 1;
   }
 
   // Two runs: the loop nests are measured on buffers (KernelReport.h).
+  std::optional<CompileStage> stage;
+  stage.emplace(timing, "CPU code generation (MLIR)");
   PassManager bufferizePm(module.getContext());
+  stage->time(bufferizePm);
   buildBufferizePipeline(bufferizePm,
                          LinalgPipelineOptions(!options.training.noFuse));
   if (failed(bufferizePm.run(module)))
@@ -359,9 +370,11 @@ int emitTrainer(ModuleOp module, const CompileOptions &options) {
                           : nullptr,
                       llvm::outs());
   PassManager pm(module.getContext());
+  stage->time(pm);
   buildCPULowerToLLVMPipeline(pm, CPUCodegenPipelineOptions());
   if (failed(pm.run(module)) || failed(bindKernels(module, *description)))
     return 1;
+  stage.emplace(timing, "LLVM optimisation and code generation");
 
   ObjectOptions objectOptions;
   objectOptions.cpu = options.cpu;
@@ -393,6 +406,7 @@ int emitTrainer(ModuleOp module, const CompileOptions &options) {
     if (failed(emitHostCode(module, objectOptions, false, object)))
       return 1;
   }
+  stage.emplace(timing, "link (descriptor, runtime, system linker)");
   return failed(linkTrainer(*description, objectPath, workDir.path(),
                             options.outputPath))
              ? 1
@@ -413,41 +427,56 @@ int traincc::runCompile(const CompileOptions &options) {
   context.printOpOnDiagnostic(false);
   ScopedDiagnosticHandler handler(&context, printDiagnostic);
 
-  ONNXImportOptions importOptions;
-  importOptions.batchSize = options.batchSize.value_or(0);
-  OwningOpRef<ModuleOp> module =
-      importONNXFile(&context, options.inputPath, importOptions);
+  // Reports when it goes out of scope: after every stage below.
+  CompileTiming timing(options.timing);
+  OwningOpRef<ModuleOp> module;
+  {
+    CompileStage stage(timing, "read ONNX (check, convert, first stage)");
+    ONNXImportOptions importOptions;
+    importOptions.batchSize = options.batchSize.value_or(0);
+    module = importONNXFile(&context, options.inputPath, importOptions);
+  }
   if (!module)
     return 1;
   if (options.emit == EmitKind::ONNXMLIR)
     return printModule(*module, options);
 
-  PassManager importPm(&context);
-  buildImportPipeline(importPm, ImportPipelineOptions());
-  if (failed(importPm.run(*module)))
-    return 1;
+  {
+    CompileStage stage(timing, "import pipeline");
+    PassManager importPm(&context);
+    stage.time(importPm);
+    buildImportPipeline(importPm, ImportPipelineOptions());
+    if (failed(importPm.run(*module)))
+      return 1;
+  }
   if (options.report)
     printReport(*module, llvm::outs());
   if (options.emit == EmitKind::TrainMLIR)
     return printModule(*module, options);
 
-  PassManager stepPm(&context);
-  buildTrainingPipeline(stepPm, options.training);
-  if (failed(stepPm.run(*module)))
-    return 1;
+  {
+    CompileStage stage(timing, "training pipeline");
+    PassManager stepPm(&context);
+    stage.time(stepPm);
+    buildTrainingPipeline(stepPm, options.training);
+    if (failed(stepPm.run(*module)))
+      return 1;
+  }
   if (options.emit == EmitKind::StepMLIR)
     return printModule(*module, options);
   if (options.emit == EmitKind::PTX)
-    return emitPTX(*module, options);
+    return emitPTX(*module, options, timing);
   if (options.emit == EmitKind::CUDAEmulation)
-    return emitCUDAEmulation(*module, options);
+    return emitCUDAEmulation(*module, options, timing);
   if (options.emit == EmitKind::LinalgMLIR) {
+    CompileStage stage(timing, "train-to-linalg pipeline");
     PassManager linalgPm(&context);
+    stage.time(linalgPm);
     buildTrainToLinalgPipeline(
         linalgPm, LinalgPipelineOptions(!options.training.noFuse));
     if (failed(linalgPm.run(*module)))
       return 1;
     return printModule(*module, options);
   }
-  return emitTrainer(*module, options);
+  return emitTrainer(*module, options, timing);
 }

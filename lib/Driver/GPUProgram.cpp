@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompileTiming.h"
 #include "TrainerDescription.h"
 
 #include "traincc/Pipelines/Pipelines.h"
@@ -190,7 +191,8 @@ FailureOr<std::string> traincc::assemblePTX(StringRef ptx, StringRef arch,
 
 FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
                                                const TrainerDescription &d,
-                                               const CompileOptions &options) {
+                                               const CompileOptions &options,
+                                               CompileStage &stage) {
   // The kernels call CUDA's math library (exp, log, sqrt); without it
   // ptxas would only report unresolved `__nv_*` functions.
   SmallString<128> libdevice(options.cudaToolkit);
@@ -206,6 +208,7 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   // and the GPU kernel pipeline, and the kernels measured before NVVM
   // lowering turns them into LLVM (KernelReport.h).
   PassManager bufferizePm(module->getContext());
+  stage.time(bufferizePm);
   buildBufferizePipeline(bufferizePm,
                          LinalgPipelineOptions(!options.training.noFuse));
   if (failed(bufferizePm.run(*module)))
@@ -213,6 +216,7 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   GPUCostTracker tracker;
   tracker.tag(*module);
   PassManager pm(module->getContext());
+  stage.time(pm);
   GPUCodegenPipelineOptions gpuOptions;
   gpuOptions.arch = options.gpuArch;
   gpuOptions.toolkit = options.cudaToolkit;

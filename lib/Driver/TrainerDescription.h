@@ -124,11 +124,15 @@ describeTrainer(mlir::ModuleOp module, const CompileOptions &options);
 mlir::LogicalResult bindKernels(mlir::ModuleOp module,
                                 TrainerDescription &description);
 
+class CompileStage;
+
 /// Lowers a copy of the step functions for the GPU: PTX for all kernels
-/// and the three launch plans (no cubin; see assemblePTX).
+/// and the three launch plans (no cubin; see assemblePTX). Its passes are
+/// timed under `stage`.
 mlir::FailureOr<GPUProgram> buildGPUProgram(mlir::ModuleOp stepModule,
                                             const TrainerDescription &d,
-                                            const CompileOptions &options);
+                                            const CompileOptions &options,
+                                            CompileStage &stage);
 
 /// ptxas in the CUDA toolkit folder or on PATH.
 std::optional<std::string> findPtxas(llvm::StringRef toolkit);

@@ -89,6 +89,12 @@ static cl::opt<bool> report(
              "(CPU loop nests, GPU launches) with the bytes they move and "
              "their FLOPs, and the totals"),
     cl::cat(category));
+static cl::opt<bool> timing(
+    "timing",
+    cl::desc("Print each compile stage's wall time and the peak memory at "
+             "its end, then every pass's time under its stage (standard "
+             "error)"),
+    cl::cat(category));
 static cl::opt<bool> printWeights(
     "print-weights",
     cl::desc("Print every initial value in emitted MLIR (default: elide "
@@ -186,6 +192,7 @@ static std::optional<traincc::CompileOptions> collectOptions() {
   if (batchSize.getNumOccurrences())
     options.batchSize = batchSize;
   options.report = report;
+  options.timing = timing;
   options.printWeights = printWeights;
   using namespace traincc;
   TrainingOptions &t = options.training;

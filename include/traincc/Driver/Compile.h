@@ -70,6 +70,9 @@ struct CompileOptions {
   /// Print a summary of the model (inputs, outputs, ops, parameters) to
   /// standard output.
   bool report = false;
+  /// Print each stage's wall time and peak memory, and every pass's time
+  /// (--timing), on standard error.
+  bool timing = false;
   TrainingOptions training;
   /// Print full initial values in emitted MLIR instead of eliding tensors
   /// of more than 16 elements.
