@@ -135,6 +135,9 @@ bool traincc::validateOptions(const CompileOptions &options) {
     return false;
   };
   const TrainingOptions &t = options.training;
+  if (options.optLevel > 3)
+    return fail("-O must be -O0, -O1, -O2 or -O3, got -O" +
+                llvm::Twine(options.optLevel));
   if (options.inputPath.empty())
     return fail("no input model (usage: traincc MODEL.onnx [options]; see "
                 "--help)");
@@ -315,6 +318,7 @@ int emitCUDAEmulation(ModuleOp module, const CompileOptions &options,
     return 1;
   ObjectOptions objectOptions;
   objectOptions.cpu = options.cpu;
+  objectOptions.optLevel = options.optLevel;
   std::string error;
   auto output = openOutputFile(options.outputPath, &error);
   if (!output) {
@@ -378,6 +382,7 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
 
   ObjectOptions objectOptions;
   objectOptions.cpu = options.cpu;
+  objectOptions.optLevel = options.optLevel;
   if (options.emit != EmitKind::Exe) {
     std::string error;
     auto output = openOutputFile(options.outputPath, &error);

@@ -89,6 +89,12 @@ static cl::opt<bool> report(
              "(CPU loop nests, GPU launches) with the bytes they move and "
              "their FLOPs, and the totals"),
     cl::cat(category));
+static cl::opt<unsigned> optLevel(
+    "O",
+    cl::desc("LLVM optimisation level of the CPU kernels: -O0 to -O3 "
+             "(default -O3; -O1 compiles faster for quick iterations, and "
+             "its trainer runs slower)"),
+    cl::Prefix, cl::init(3), cl::cat(category));
 static cl::opt<bool> timing(
     "timing",
     cl::desc("Print each compile stage's wall time and the peak memory at "
@@ -193,6 +199,7 @@ static std::optional<traincc::CompileOptions> collectOptions() {
     options.batchSize = batchSize;
   options.report = report;
   options.timing = timing;
+  options.optLevel = optLevel;
   options.printWeights = printWeights;
   using namespace traincc;
   TrainingOptions &t = options.training;

@@ -73,6 +73,8 @@ struct CompileOptions {
   /// Print each stage's wall time and peak memory, and every pass's time
   /// (--timing), on standard error.
   bool timing = false;
+  /// LLVM optimisation level of the CPU kernels, 0 to 3 (-O).
+  unsigned optLevel = 3;
   TrainingOptions training;
   /// Print full initial values in emitted MLIR instead of eliding tensors
   /// of more than 16 elements.

@@ -20,8 +20,36 @@ using namespace mlir;
 
 namespace {
 
-/// Runs LLVM's standard -O3 module pipeline.
-void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+/// LLVM's optimisation level for traincc's -O0 ... -O3.
+llvm::OptimizationLevel optimizationLevel(unsigned level) {
+  switch (level) {
+  case 0:
+    return llvm::OptimizationLevel::O0;
+  case 1:
+    return llvm::OptimizationLevel::O1;
+  case 2:
+    return llvm::OptimizationLevel::O2;
+  default:
+    return llvm::OptimizationLevel::O3;
+  }
+}
+
+llvm::CodeGenOptLevel codeGenLevel(unsigned level) {
+  switch (level) {
+  case 0:
+    return llvm::CodeGenOptLevel::None;
+  case 1:
+    return llvm::CodeGenOptLevel::Less;
+  case 2:
+    return llvm::CodeGenOptLevel::Default;
+  default:
+    return llvm::CodeGenOptLevel::Aggressive;
+  }
+}
+
+/// Runs LLVM's standard module pipeline of `level`.
+void optimize(llvm::Module &module, llvm::TargetMachine &machine,
+              llvm::OptimizationLevel level) {
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager cgsccs;
@@ -33,7 +61,9 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   builder.registerLoopAnalyses(loops);
   builder.crossRegisterProxies(loops, functions, cgsccs, modules);
   llvm::ModulePassManager pipeline =
-      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+      level == llvm::OptimizationLevel::O0
+          ? builder.buildO0DefaultPipeline(level)
+          : builder.buildPerModuleDefaultPipeline(level);
   pipeline.run(module, modules);
 }
 
@@ -75,13 +105,13 @@ LogicalResult traincc::emitHostCode(ModuleOp module,
   llvm::TargetOptions targetOptions;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, cpu, features, targetOptions, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+      codeGenLevel(options.optLevel)));
   if (!machine)
     return module.emitError("cannot create an LLVM target machine for CPU '")
            << cpu << "'";
   llvmModule->setTargetTriple(triple);
   llvmModule->setDataLayout(machine->createDataLayout());
-  optimize(*llvmModule, *machine);
+  optimize(*llvmModule, *machine, optimizationLevel(options.optLevel));
 
   if (emitIR) {
     llvmModule->print(os, nullptr);

@@ -13,10 +13,13 @@ struct ObjectOptions {
   /// Target CPU for the host code: "x86-64" runs on any x86-64 machine;
   /// "native" tunes for the compiling machine; any LLVM CPU name works.
   std::string cpu = "x86-64";
+  /// LLVM optimisation level, 0 to 3 (traincc -O): lower levels compile
+  /// faster and run slower.
+  unsigned optLevel = 3;
 };
 
-/// Translates `module` (LLVM dialect only) to LLVM IR, optimises it at -O3
-/// for the host triple and writes LLVM IR text (`emitIR`) or a relocatable
+/// Translates `module` (LLVM dialect only) to LLVM IR, optimises it at
+/// `options.optLevel` for the host triple and writes LLVM IR text (`emitIR`) or a relocatable
 /// object file to `os`. Errors are emitted on the module.
 mlir::LogicalResult emitHostCode(mlir::ModuleOp module,
                                  const ObjectOptions &options, bool emitIR,
