@@ -50,6 +50,8 @@ import sys, time, resource, numpy as np, torch
 sys.path.insert(0, sys.argv[1])
 from model import FashionCNN
 steps, threads = int(sys.argv[2]), int(sys.argv[3])
+# "fp32", or "bf16": torch.autocast on the CPU (PyTorch AMP).
+precision = sys.argv[6] if len(sys.argv) > 6 else "fp32"
 torch.set_num_threads(threads)
 torch.manual_seed(0)
 x = torch.from_numpy(np.load(sys.argv[4])); y = torch.from_numpy(np.load(sys.argv[5]))
@@ -58,7 +60,11 @@ opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 loss_fn = torch.nn.CrossEntropyLoss()
 def step(i):
     j = (i * 64) % (x.shape[0] - 63)
-    opt.zero_grad(); loss_fn(model(x[j:j+64]), y[j:j+64]).backward(); opt.step()
+    opt.zero_grad()
+    with torch.autocast("cpu", dtype=torch.bfloat16,
+                        enabled=precision == "bf16"):
+        loss = loss_fn(model(x[j:j+64]), y[j:j+64])
+    loss.backward(); opt.step()
 for i in range(3): step(i)
 start = time.perf_counter()
 for i in range(steps): step(i)
@@ -67,11 +73,11 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def run_torch(data, steps, threads):
+def run_torch(data, steps, threads, precision="fp32"):
     out = subprocess.run(
         ["/usr/bin/python3", "-c", TORCH_CHILD,
          os.path.join(ROOT, "examples", "fashion_mnist"), str(steps),
-         str(threads), data[0], data[1]],
+         str(threads), data[0], data[1], precision],
         check=True, capture_output=True, text=True).stdout.split()
     return float(out[0]) / steps, int(out[1])
 

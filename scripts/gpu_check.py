@@ -14,6 +14,9 @@ machine has none); scripts/gpu-check.sh runs `check` on the GPU machine:
     (scripts/run-example.sh's recipe) and reports the test accuracy.
   * step time of the example CNN (batch 64): the trainer, PyTorch eager and
     torch.compile.
+  * mixed precision (scripts/gpu_check_amp.py): bf16/fp16 trainers
+    (traincc --precision) against PyTorch AMP on the same device, and the
+    example CNN's step time at bf16/fp16 against PyTorch AMP.
 
 A failed stage is recorded and the others still run; the exit status is 1
 when anything failed. Full logs go to --out; a short table is printed last.
@@ -216,8 +219,9 @@ class Report:
         self.out = out
         os.makedirs(out, exist_ok=True)
         self.log = open(os.path.join(out, "gpu-check.log"), "w")
-        self.results = {"parity": [], "fashion": None, "timing": None,
-                        "environment": {}, "failures": []}
+        self.results = {"parity": [], "parity_amp": [], "fashion": None,
+                        "timing": None, "timing_amp": {}, "environment": {},
+                        "failures": []}
 
     def say(self, text):
         try:
@@ -303,8 +307,8 @@ def trainer_path(report, pack, rel):
 # --- Parity -----------------------------------------------------------------
 
 def train_parity(report, cfg, pdir, device, steps, deadline, tag, reader):
-    """Trains the packed trainer; returns (losses, state) or raises
-    RuntimeError with the reason."""
+    """Trains the packed trainer; returns (losses, state, step events) or
+    raises RuntimeError with the reason."""
     work = os.path.join(report.scratch, f"{cfg['name']}-{tag}")
     os.makedirs(work, exist_ok=True)
     log, exported = os.path.join(work, "run.jsonl"), os.path.join(
@@ -322,11 +326,12 @@ def train_parity(report, cfg, pdir, device, steps, deadline, tag, reader):
         raise RuntimeError(f"trainer --device {device}: {why}")
     report.write(f"  {first_line(out, r'^device:')}")
     events = [json.loads(line) for line in open(log)]
-    losses = [e["loss"] for e in events if e["event"] == "step"]
+    events = [e for e in events if e["event"] == "step"]
+    losses = [e["loss"] for e in events]
     if len(losses) != steps:
         raise RuntimeError(f"trainer --device {device} logged {len(losses)} "
                            f"steps, not {steps}")
-    return losses, read_initializers(exported, reader)
+    return losses, read_initializers(exported, reader), events
 
 
 def compare_states(ours, ref):
@@ -346,32 +351,48 @@ def compare_states(ours, ref):
     return weights, stats, missing
 
 
-def torch_parity(cfg, pdir, device, steps):
-    """PyTorch's losses and final state dicts in float32 and float64."""
-    import torch
+def parity_inputs(cfg, pdir, steps):
+    """parity.py's module class, the packed initial weights, data and
+    parity.torch_reference's arguments of a configuration."""
     sys.path.insert(0, PARITY_DIR)
     import parity
-    cls = parity.MODELS[cfg["model"]][0]
-    init = np.load(os.path.join(pdir, "init.npz"))
-    x = np.load(os.path.join(pdir, "x.npy"))
-    y = np.load(os.path.join(pdir, "y.npy"))
     args = argparse.Namespace(
         optimizer=cfg["optimizer"], lr=cfg["lr"], momentum=cfg["momentum"],
         weight_decay=cfg["weight_decay"], batch=cfg["batch"],
         accum=cfg["accum"], steps=steps, bn_stats=cfg["bn_stats"])
+    return (parity.MODELS[cfg["model"]][0],
+            np.load(os.path.join(pdir, "init.npz")),
+            np.load(os.path.join(pdir, "x.npy")),
+            np.load(os.path.join(pdir, "y.npy")), args)
+
+
+def initial_module(torch, cls, init):
+    """A module of `cls` holding the packed initial weights."""
+    torch.manual_seed(0)
+    module = cls()
+    state = module.state_dict()
+    for name in state:
+        if not name.endswith("num_batches_tracked"):
+            state[name] = torch.tensor(init[name])
+    module.load_state_dict(state)
+    return module
+
+
+def numpy_state(module):
+    return {k: v.detach().double().cpu().numpy()
+            for k, v in module.state_dict().items()}
+
+
+def torch_parity(cfg, pdir, device, steps):
+    """PyTorch's losses and final state dicts in float32 and float64."""
+    import torch
+    cls, init, x, y, args = parity_inputs(cfg, pdir, steps)
+    import parity  # on the path now
     out = {}
     for dtype in (torch.float32, torch.float64):
-        torch.manual_seed(0)
-        module = cls()
-        state = module.state_dict()
-        for name in state:
-            if not name.endswith("num_batches_tracked"):
-                state[name] = torch.tensor(init[name])
-        module.load_state_dict(state)
-        losses, trained = parity.torch_reference(module, x, y, args, dtype,
-                                                 device)
-        out[dtype] = (losses, {k: v.detach().double().cpu().numpy()
-                               for k, v in trained.state_dict().items()})
+        losses, trained = parity.torch_reference(
+            initial_module(torch, cls, init), x, y, args, dtype, device)
+        out[dtype] = (losses, numpy_state(trained))
     return out[torch.float32], out[torch.float64]
 
 
@@ -387,8 +408,9 @@ def check_parity(report, pack, cfg, args, deadline):
         report.fail(f"parity {name}", cfg["error"])
         return
     try:
-        ours, ours_state = train_parity(report, cfg, pdir, args.device, steps,
-                                        deadline, args.device, args.onnx_reader)
+        ours, ours_state, _ = train_parity(report, cfg, pdir, args.device,
+                                           steps, deadline, args.device,
+                                           args.onnx_reader)
     except Exception as e:  # noqa: BLE001 - recorded, the check goes on
         row["error"] = str(e)
         report.fail(f"parity {name}", str(e))
@@ -425,8 +447,8 @@ def check_parity(report, pack, cfg, args, deadline):
     row["limit"] = limit
     if args.device == "cuda":
         try:
-            cpu, cpu_state = train_parity(report, cfg, pdir, "cpu", steps,
-                                          deadline, "cpu", args.onnx_reader)
+            cpu, cpu_state, _ = train_parity(report, cfg, pdir, "cpu", steps,
+                                             deadline, "cpu", args.onnx_reader)
             cw, cs, _ = compare_states(ours_state, cpu_state)
             row["cuda_vs_cpu"] = max(rel_error(ours, cpu), cw, cs)
             if not row["cuda_vs_cpu"] <= limit:
@@ -502,7 +524,9 @@ def check_fashion(report, pack, manifest, args, deadline):
 
 # --- Step time -------------------------------------------------------------
 
-EPOCH_LINE = re.compile(r"epoch 1(?:/\d+)?: .*?(\d+) steps, ([0-9.]+)s")
+# "3 steps (1 skipped: inf/NaN gradients), 2.79s" under loss scaling.
+EPOCH_LINE = re.compile(r"epoch 1(?:/\d+)?: .*?(\d+) steps(?: \([^)]*\))?, "
+                        r"([0-9.]+)s")
 
 
 def trainer_epoch_seconds(report, trainer, data, steps, device, deadline):
@@ -521,11 +545,14 @@ def trainer_epoch_seconds(report, trainer, data, steps, device, deadline):
     return float(m.group(2))
 
 
-def time_trainer(report, pack, manifest, args, deadline):
-    """Per-step time: the slope between runs of `short` and `short + L`
-    steps (start-up, graph capture and warm-up cancel); the median of
-    --timing-repeats such pairs."""
-    trainer = trainer_path(report, pack, manifest["fashion"]["trainer"])
+def time_trainer(report, pack, entry, args, deadline):
+    """Per-step time of the pack's trainer entry["trainer"]: the slope
+    between runs of `short` and `short + L` steps (start-up, graph capture
+    and warm-up cancel); the median of --timing-repeats such pairs."""
+    if entry is None or entry.get("error"):
+        raise RuntimeError(entry["error"] if entry else
+                           "the pack has no such trainer (an older pack?)")
+    trainer = trainer_path(report, pack, entry["trainer"])
     short = args.timing_short
     # Fixed L, or L chosen from a first run so that the long run lasts
     # about --timing-target seconds (the printed time has 2 decimals).
@@ -574,8 +601,11 @@ def torch_timing_main(argv):
     p.add_argument("--mode", choices=["eager", "compile"], default="eager")
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--precision", choices=["fp32", "bf16", "fp16"],
+                   default="fp32")
     a = p.parse_args(argv)
     import torch
+    import gpu_check_amp
     tf32 = tf32_off(torch)
     sys.path.insert(0, EXAMPLE_DIR)
     from model import FashionCNN
@@ -587,6 +617,9 @@ def torch_timing_main(argv):
     opt = torch.optim.SGD(model.parameters(), lr=FASHION_LR,
                           momentum=FASHION_MOMENTUM)
     loss_fn = torch.nn.CrossEntropyLoss()
+    # fp32, or PyTorch AMP (where PyTorch lacks it: the emulation).
+    autocast, scaler, reference = gpu_check_amp.torch_amp(torch, dev.type,
+                                                          a.precision)
     net = model
     if a.mode == "compile":
         if not hasattr(torch, "compile"):
@@ -602,8 +635,15 @@ def torch_timing_main(argv):
 
     def step(i):
         opt.zero_grad(set_to_none=True)
-        loss_fn(net(xs[i % 8]), ys[i % 8]).backward()
-        opt.step()
+        with autocast():
+            loss = loss_fn(net(xs[i % 8]), ys[i % 8])
+        if scaler:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
 
     t0 = time.perf_counter()
     step(0)
@@ -622,7 +662,7 @@ def torch_timing_main(argv):
     times.sort()
     print(json.dumps({
         "mode": a.mode, "torch": torch.__version__, "device": str(dev),
-        "tf32": tf32,
+        "tf32": tf32, "precision": a.precision, "reference": reference,
         "ms": statistics.median(times) * 1e3,
         "p10_ms": times[len(times) // 10] * 1e3,
         "p90_ms": times[(len(times) * 9) // 10] * 1e3,
@@ -630,10 +670,11 @@ def torch_timing_main(argv):
     return 0
 
 
-def time_torch(report, args, mode, deadline):
+def time_torch(report, args, mode, deadline, precision="fp32"):
     cmd = [sys.executable, os.path.abspath(__file__), "torch-timing",
            "--device", args.torch_device, "--mode", mode,
-           "--warmup", str(args.torch_warmup), "--steps", str(args.torch_steps)]
+           "--warmup", str(args.torch_warmup), "--steps", str(args.torch_steps),
+           "--precision", precision]
     most = args.compile_timeout if mode == "compile" else 120
     rc, out, err = run_logged(report, cmd, deadline.timeout(most))
     if rc != 0:
@@ -642,24 +683,36 @@ def time_torch(report, args, mode, deadline):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def check_timing(report, pack, manifest, args, deadline):
+def check_timing(report, pack, manifest, args, deadline, precision="fp32"):
+    """Step time of the example CNN at `precision`: fp32 (results' timing),
+    or bf16/fp16 (timing_amp), the trainer of `traincc --precision` against
+    PyTorch AMP."""
     res = {}
-    report.results["timing"] = res
-    report.say(f"== step time: fashion CNN, batch {FASHION_BATCH}, "
+    if precision == "fp32":
+        report.results["timing"] = res
+        entry, tag = manifest["fashion"], ""
+    else:
+        report.results["timing_amp"][precision] = res
+        entry, tag = manifest.get("fashion_amp", {}).get(precision), \
+            " " + precision
+    report.say(f"== step time{tag}: fashion CNN, batch {FASHION_BATCH}, "
                f"--device {args.device}")
-    stages = [("traincc", lambda: time_trainer(report, pack, manifest, args,
+    stages = [("traincc", lambda: time_trainer(report, pack, entry, args,
                                                deadline)),
-              ("eager", lambda: time_torch(report, args, "eager", deadline))]
+              ("eager", lambda: time_torch(report, args, "eager", deadline,
+                                           precision))]
     if not args.no_compile:
-        stages.append(("compile", lambda: time_torch(report, args, "compile",
-                                                     deadline)))
+        stages.append(("compile", lambda: time_torch(
+            report, args, "compile", deadline, precision)))
     for name, fn in stages:
         try:
             res[name] = fn()
-            report.say(f"  {name}: {res[name]['ms']:.3f} ms/step")
+            ref = res[name].get("reference")
+            report.say(f"  {name}: {res[name]['ms']:.3f} ms/step"
+                       + (f" (PyTorch {ref})" if ref else ""))
         except Exception as e:  # noqa: BLE001
             res[name] = {"error": str(e)}
-            report.fail(f"step time {name}", str(e))
+            report.fail(f"step time {name}{tag}", str(e))
 
 
 # --- Main ---------------------------------------------------------------------
@@ -736,11 +789,14 @@ def table(report, args, manifest):
              f"{manifest.get('gpu_arch', '?')}"]
     if args.device == "cuda" and "trainer_device" in env:
         lines.append(f"trainer {env['trainer_device']}")
-    lines.append("parity: max rel. error of the trainer vs PyTorch fp32 "
-                 f"(TF32 off) on {args.torch_device}; limit {args.tolerance:g}, or "
-                 "vs fp64 within max(limit, 4x PyTorch fp32's)")
-    lines.append(f"  {'config':18} {'steps':>5} {'loss':>8} {'weights':>8} "
-                 f"{'BN':>8} {'vs fp64':>8} {'cuda=cpu':>8}  result")
+    if r["parity"]:
+        lines.append("parity: max rel. error of the trainer vs PyTorch fp32 "
+                     f"(TF32 off) on {args.torch_device}; limit "
+                     f"{args.tolerance:g}, or vs fp64 within max(limit, 4x "
+                     "PyTorch fp32's)")
+        lines.append(f"  {'config':18} {'steps':>5} {'loss':>8} "
+                     f"{'weights':>8} {'BN':>8} {'vs fp64':>8} "
+                     f"{'cuda=cpu':>8}  result")
     for row in r["parity"]:
         v32 = row.get("vs_fp32", {})
         v64 = max(row["vs_fp64"].values()) if "vs_fp64" in row else None
@@ -749,6 +805,8 @@ def table(report, args, manifest):
                      f"{fmt(v32.get('loss')):>8} {fmt(v32.get('weights')):>8} "
                      f"{fmt(v32.get('bn')):>8} {fmt(v64):>8} "
                      f"{fmt(row.get('cuda_vs_cpu')):>8}  {result}")
+    import gpu_check_amp
+    lines += gpu_check_amp.table_lines(r["parity_amp"], args)
     fm = r["fashion"]
     if fm is not None:
         what = (f"{args.fashion_max_steps} steps" if args.fashion_max_steps
@@ -760,15 +818,28 @@ def table(report, args, manifest):
         else:
             lines.append(f"fashion-mnist {what}: FAIL "
                          f"{fm.get('error', '')[:80]}")
-    t = r["timing"]
-    if t is not None:
+    timing = ([("fp32", r["timing"])] if r["timing"] is not None else []) + \
+        list(r["timing_amp"].items())
+    if timing:
+        lines.append(f"step time, fashion CNN batch {FASHION_BATCH} (ms, "
+                     "median; bf16/fp16: PyTorch AMP; ratios traincc/PyTorch)")
+    fp32_ms = (r["timing"] or {}).get("traincc", {}).get("ms")
+    for precision, t in timing:
         ms = {k: t.get(k, {}).get("ms") for k in ("traincc", "eager", "compile")}
         cells = "  ".join(f"{k} {fmt(v, '.3f')}" for k, v in ms.items())
-        ratios = "  ".join(
-            f"traincc/{k} {ms['traincc'] / ms[k]:.2f}x" for k in
-            ("eager", "compile") if ms["traincc"] and ms.get(k))
-        lines.append(f"step time, fashion CNN batch {FASHION_BATCH} "
-                     f"(ms, median): {cells}  {ratios}")
+        ratios = [f"traincc/{k} {ms['traincc'] / ms[k]:.2f}x" for k in
+                  ("eager", "compile") if ms["traincc"] and ms.get(k)]
+        if precision != "fp32" and fp32_ms and ms["traincc"]:
+            ratios.append(f"traincc fp32/{precision} "
+                          f"{fp32_ms / ms['traincc']:.2f}x")
+        refs = {t[k].get("reference") for k in ("eager", "compile")
+                if k in t and t[k].get("reference")}
+        parts = [precision, cells] + ratios
+        if refs:
+            parts.append(f"[{'/'.join(sorted(refs))}]")
+        if any("error" in v for v in t.values()):
+            parts.append("FAIL")
+        lines.append("  " + "  ".join(parts))
     n = len(r["failures"])
     lines.append(f"gpu-check: {'PASS' if n == 0 else f'FAIL ({n} failures)'}"
                  f"; logs in {report.out}")
@@ -784,10 +855,16 @@ def check_main(argv):
                         "of this script's logic on a machine without GPU)")
     p.add_argument("--out", default=os.environ.get("OUT") or "gpu-check-out",
                    help="folder of the logs (default $OUT, else ./gpu-check-out)")
-    p.add_argument("--configs", help="comma-separated parity configurations "
-                   "(default: all in the pack)")
+    p.add_argument("--configs", help="comma-separated parity configurations, "
+                   "fp32 and mixed precision (default: all in the pack)")
+    p.add_argument("--precisions", default="fp32,bf16,fp16",
+                   help="the precisions whose parity and step-time stages "
+                        "run (default fp32,bf16,fp16)")
     p.add_argument("--steps", type=int, default=PARITY_STEPS)
     p.add_argument("--tolerance", type=float, default=1e-4)
+    p.add_argument("--amp-tolerance", type=float, default=1e-3,
+                   help="the least limit of the bf16/fp16 parity rows (as "
+                        "test/e2e/parity/mixed_precision.py's --tolerance)")
     p.add_argument("--onnx-reader", choices=["auto", "onnx", "builtin"],
                    default="auto")
     p.add_argument("--no-fashion", action="store_true")
@@ -805,13 +882,16 @@ def check_main(argv):
     p.add_argument("--torch-steps", type=int, default=200)
     p.add_argument("--no-compile", action="store_true")
     p.add_argument("--compile-timeout", type=float, default=150)
-    p.add_argument("--budget", type=float, default=285,
-                   help="seconds for the whole check (default 285)")
+    p.add_argument("--budget", type=float, default=420,
+                   help="seconds for the whole check (default 420)")
     p.add_argument("--torch-device", choices=["cuda", "cpu"],
                    help="where PyTorch runs (default: --device; cpu with "
                         "--device cuda tests the check on an emulated GPU)")
     args = p.parse_args(argv)
     args.torch_device = args.torch_device or args.device
+    args.precisions = [q for q in ("fp32", "bf16", "fp16")
+                       if q in args.precisions.split(",")]
+    import gpu_check_amp
 
     deadline = Deadline(args.budget)
     report = Report(os.path.abspath(args.out))
@@ -832,26 +912,35 @@ def check_main(argv):
             verify_pack(report, pack, manifest)
             environment(report, args)
             wanted = args.configs.split(",") if args.configs else None
-            configs = [c for c in manifest["parity"]
-                       if wanted is None or c["name"] in wanted]
-            for unknown in set(wanted or []) - {c["name"] for c in configs}:
+            amp = manifest.get("parity_amp", [])
+            for unknown in set(wanted or []) - {
+                    c["name"] for c in manifest["parity"] + amp}:
                 report.fail("parity", f"no configuration {unknown} in the pack")
+            configs = [c for c in manifest["parity"] + amp
+                       if (wanted is None or c["name"] in wanted)
+                       and c.get("precision", "fp32") in args.precisions]
             skip = None
             if args.device == "cuda":
                 skip = cuda_unusable(report, pack, manifest)
             for cfg in configs:
+                check = check_parity
+                if cfg.get("precision"):
+                    check = gpu_check_amp.check_parity_amp
                 if skip:
-                    report.results["parity"].append(
+                    report.results["parity_amp" if cfg.get("precision")
+                                   else "parity"].append(
                         {"name": cfg["name"], "steps": 0, "ok": False,
+                         "precision": cfg.get("precision", "fp32"),
                          "error": cfg.get("error") or skip})
                     continue
-                check_parity(report, pack, cfg, args, deadline)
+                check(report, pack, cfg, args, deadline)
                 report.save()
             if not args.no_fashion and not skip:
                 check_fashion(report, pack, manifest, args, deadline)
                 report.save()
-            if not args.no_timing and not skip:
-                check_timing(report, pack, manifest, args, deadline)
+            for precision in [] if args.no_timing or skip else args.precisions:
+                check_timing(report, pack, manifest, args, deadline, precision)
+                report.save()
         lines = table(report, args, manifest or {})
     except Exception as e:  # noqa: BLE001 - a bug here must not hide results
         import traceback
@@ -870,6 +959,8 @@ def check_main(argv):
 
 
 def main():
+    # scripts/gpu_check_amp.py imports this module by name.
+    sys.modules.setdefault("gpu_check", sys.modules[__name__])
     if len(sys.argv) > 1 and sys.argv[1] == "torch-timing":
         return torch_timing_main(sys.argv[2:])
     if len(sys.argv) > 1 and sys.argv[1] == "check":

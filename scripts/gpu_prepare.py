@@ -6,8 +6,12 @@ Writes into OUT_DIR:
                  test/e2e/parity/parity.py), init.npz (its initializers, so
                  that PyTorch starts from the trainer's weights without
                  onnx), x.npy/y.npy (parity.py's data for 10 steps) and
-                 trainer.gz (traincc --target cpu,cuda, gzipped);
+                 trainer.gz (traincc --target cpu,cuda, gzipped); the same
+                 for each of gpu_check_amp.AMP_CONFIGS (--precision
+                 bf16|fp16);
   fashion/trainer.gz  the example CNN (batch 64, SGD momentum 0.9);
+  fashion-bf16/, fashion-fp16/  the example CNN at --precision bf16|fp16
+                 (for the step time);
   fashion-mnist/ the dataset's four IDX files, gzipped as Debian ships them;
   manifest.json  the configurations, traincc flags and every file's size
                  and sha256.
@@ -29,6 +33,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpu_check  # noqa: E402
+import gpu_check_amp  # noqa: E402
 
 sys.path.insert(0, gpu_check.PARITY_DIR)
 import parity  # noqa: E402
@@ -48,8 +53,11 @@ def run(cmd):
         raise SystemExit(f"gpu-prepare: cannot run {cmd[0]}: {e}")
     if p.returncode != 0:
         sys.stderr.write(p.stdout + p.stderr)
-        lines = [l for l in p.stderr.splitlines() if l.strip()]
-        raise Failed(lines[-1].strip() if lines else
+        lines = [l.strip() for l in p.stderr.splitlines() if l.strip()]
+        # traincc's error line and the linker's first complaint, if any.
+        why = [l for l in lines if "error:" in l][:1] + \
+            [l for l in lines if "undefined reference" in l][:1]
+        raise Failed("; ".join(why or lines[-1:]) or
                      f"exit status {p.returncode}: {' '.join(cmd)}")
     return p.stdout
 
@@ -109,6 +117,8 @@ def pack_parity(cfg, out, target_flags, traincc):
            "--bn-stats", cfg["bn_stats"]] + target_flags
     if cfg["optimizer"] == "sgd":
         cmd += ["--momentum", str(cfg["momentum"])]
+    if cfg.get("precision"):
+        cmd += gpu_check_amp.traincc_flags(cfg)
     cfg["traincc_args"] = ["model.onnx", "-o", "trainer"] + cmd[4:]
     run(cmd)
     cfg["gpu_program"] = gpu_program(os.path.join(d, "trainer"))
@@ -124,9 +134,9 @@ def main():
     p.add_argument("--cpu", default="x86-64-v3",
                    help="traincc --cpu: the GPU machine's CPU may differ")
     p.add_argument("--dataset-dir", default="/usr/share/datasets/fashion-mnist")
-    p.add_argument("--limit-mib", type=float, default=48,
-                   help="fail when the pack is larger (the working tree "
-                        "travels too, 64 MiB in all)")
+    p.add_argument("--limit-mib", type=float, default=54,
+                   help="fail when the pack is larger (the working tree, "
+                        "about 3 MiB, travels too: 64 MiB in all)")
     args = p.parse_args()
 
     out = os.path.abspath(args.out)
@@ -146,9 +156,10 @@ def main():
 
     # A configuration traincc cannot compile stays in the manifest with its
     # error (gpu-check.sh reports it as failed); the others are packed.
-    configs = []
-    for config in gpu_check.CONFIGS:
-        cfg = gpu_check.config_dict(config)
+    configs, amp_configs = [], []
+    for cfg in ([gpu_check.config_dict(c) for c in gpu_check.CONFIGS]
+                + [gpu_check_amp.config_dict(c)
+                   for c in gpu_check_amp.AMP_CONFIGS]):
         cfg["dir"] = "parity/" + cfg["name"]
         try:
             pack_parity(cfg, out, target, args.traincc)
@@ -157,7 +168,7 @@ def main():
             cfg["error"] = f"not packed: {e}"
             shutil.rmtree(os.path.join(out, cfg["dir"]), ignore_errors=True)
             print(f"gpu-prepare: WARNING: parity {cfg['name']} {cfg['error']}")
-        configs.append(cfg)
+        (amp_configs if cfg.get("precision") else configs).append(cfg)
 
     example = os.path.join(gpu_check.EXAMPLE_DIR, "cnn.onnx")
     os.makedirs(os.path.join(out, "fashion"))
@@ -181,6 +192,32 @@ def main():
         raise SystemExit(f"gpu-prepare: the example CNN: {e}")
     gzip_trainer(os.path.join(out, "fashion", "trainer"))
     print(f"gpu-prepare: fashion CNN: {fashion['gpu_program']}")
+    # The example at bf16/fp16 (GradScaler's dynamic loss scaling for fp16,
+    # traincc's default): one that does not compile is recorded, not fatal.
+    fashion_amp = {}
+    for precision in gpu_check_amp.PRECISIONS:
+        d = "fashion-" + precision
+        os.makedirs(os.path.join(out, d))
+        cmd = [args.traincc, example, "-o", os.path.join(out, d, "trainer"),
+               "--batch-size", str(gpu_check.FASHION_BATCH),
+               "--momentum", str(gpu_check.FASHION_MOMENTUM),
+               "--precision", precision] + target
+        entry = {"precision": precision,
+                 "traincc_args": ["examples/fashion_mnist/cnn.onnx", "-o",
+                                  d + "/trainer"] + cmd[4:]}
+        try:
+            run(cmd)
+            entry["gpu_program"] = gpu_program(os.path.join(out, d, "trainer"))
+            gzip_trainer(os.path.join(out, d, "trainer"))
+            entry["trainer"] = d + "/trainer.gz"
+            print(f"gpu-prepare: fashion CNN {precision}: "
+                  f"{entry['gpu_program']}")
+        except Failed as e:
+            entry["error"] = f"not packed: {e}"
+            shutil.rmtree(os.path.join(out, d), ignore_errors=True)
+            print(f"gpu-prepare: WARNING: fashion CNN {precision} "
+                  f"{entry['error']}")
+        fashion_amp[precision] = entry
     missing = [f for f in DATASET_FILES
                if not os.path.isfile(os.path.join(args.dataset_dir, f))]
     if missing:
@@ -205,7 +242,8 @@ def main():
     total = sum(f["bytes"] for f in files.values())
     manifest = {"format": 1, "traincc": args.traincc,
                 "gpu_arch": args.gpu_arch, "cpu": args.cpu,
-                "parity": configs, "fashion": fashion,
+                "parity": configs, "parity_amp": amp_configs,
+                "fashion": fashion, "fashion_amp": fashion_amp,
                 "files": dict(sorted(files.items())), "total_bytes": total}
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

@@ -47,3 +47,8 @@ tools = ["traincc", "traincc-opt", "traincc-test-trainer",
          "traincc-test-trainer-b32", "traincc-test-trainer-bn",
          "traincc-test-trainer-mse"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Debian's dataset-fashion-mnist, which the tests that train a whole epoch
+# of the example need.
+if os.path.isfile("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"):
+    config.available_features.add("fashion-mnist")

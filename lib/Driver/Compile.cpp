@@ -186,6 +186,10 @@ bool traincc::validateOptions(const CompileOptions &options) {
     return fail("--beta1 and --beta2 must be in [0, 1)");
   if (!(t.eps > 0.0))
     return fail("--eps must be positive, got " + formatNumber(t.eps));
+  // --loss-scale's value and its combination with --precision.
+  auto lossScale = t.getLossScale();
+  if (auto *error = std::get_if<std::string>(&lossScale))
+    return fail(*error);
   for (auto [flag, pattern] : {std::pair<StringRef, const std::string &>{
                                    "--freeze", t.freeze},
                                {"--no-decay", t.noDecay}}) {

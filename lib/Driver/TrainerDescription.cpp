@@ -44,6 +44,41 @@ int32_t findOwner(const std::vector<StateTensor> &state, StringRef name) {
   return owner;
 }
 
+/// The loss scaler's state, which the runtime reads after every step: the
+/// scale and found_inf, f32 scalars the loss-scaling pass declares.
+LogicalResult findLossScaler(ModuleOp module, const CompileOptions &options,
+                             TrainerDescription &description) {
+  auto lossScale = options.training.getLossScale();
+  if (auto *error = std::get_if<std::string>(&lossScale))
+    return module.emitError(*error);
+  description.lossScaling =
+      std::get<TrainingOptions::LossScale>(lossScale).mode;
+  bool scaled = description.lossScaling != LossScaleMode::None;
+  for (auto [name, index] :
+       {std::pair<StringRef, int32_t *>{"loss_scaler.scale",
+                                        &description.lossScaleState},
+        {"loss_scaler.found_inf", &description.foundInfState}}) {
+    auto found = description.stateIndex.find(name);
+    if (found == description.stateIndex.end()) {
+      if (scaled)
+        return module.emitError("loss scaling needs the state tensor '")
+               << name << "' (run the training pipeline)";
+      continue;
+    }
+    const StateTensor &tensor = description.state[found->second];
+    if (!scaled)
+      return module.emitError("the state tensor '")
+             << name << "' needs loss scaling (--loss-scale)";
+    if (tensor.kind != train::ParamKind::LossScaler ||
+        tensor.type.getRank() != 0 || !tensor.type.getElementType().isF32())
+      return module.emitError("the state tensor '")
+             << name << "' must be a loss_scaler tensor<f32>, not "
+             << train::stringifyParamKind(tensor.kind) << " " << tensor.type;
+    *index = found->second;
+  }
+  return success();
+}
+
 } // namespace
 
 FailureOr<TrainerDescription>
@@ -73,11 +108,13 @@ traincc::describeTrainer(ModuleOp module, const CompileOptions &options) {
     tensor.bytes = *bytes * type.getNumElements();
     tensor.offset = llvm::alignTo(description.stateBytes, kStateAlignment);
     tensor.initialValue = param.getInitialValueAttr();
+    if (param.getSourceAttr())
+      tensor.sourceName = param.getSourceAttr().getValue().str();
     description.stateBytes = tensor.offset + tensor.bytes;
     description.stateIndex[tensor.name] = description.state.size();
     description.state.push_back(tensor);
   }
-  for (StateTensor &tensor : description.state)
+  for (StateTensor &tensor : description.state) {
     if (tensor.kind == train::ParamKind::Gradient ||
         tensor.kind == train::ParamKind::OptimizerState) {
       tensor.owner = findOwner(description.state, tensor.name);
@@ -85,6 +122,30 @@ traincc::describeTrainer(ModuleOp module, const CompileOptions &options) {
         return module.emitError("no parameter owns the buffer '")
                << tensor.name << "'";
     }
+    // The runtime converts a copy from its source after loading weights.
+    bool isCopy = tensor.kind == train::ParamKind::WeightCopy ||
+                  tensor.kind == train::ParamKind::StepBackup;
+    if (isCopy != !tensor.sourceName.empty())
+      return module.emitError("the state tensor '")
+             << tensor.name << "' (" << train::stringifyParamKind(tensor.kind)
+             << ") " << (isCopy ? "names no source" : "names a source");
+    if (!isCopy)
+      continue;
+    auto source = description.stateIndex.find(tensor.sourceName);
+    if (source == description.stateIndex.end())
+      return module.emitError("the source '")
+             << tensor.sourceName << "' of '" << tensor.name
+             << "' is not a state tensor";
+    tensor.source = source->second;
+    if (description.state[tensor.source].type.getNumElements() !=
+        tensor.type.getNumElements())
+      return module.emitError("'")
+             << tensor.name << "' " << tensor.type << " cannot copy '"
+             << tensor.sourceName << "' "
+             << description.state[tensor.source].type;
+  }
+  if (failed(findLossScaler(module, options, description)))
+    return failure();
   description.stateBytes = llvm::alignTo(description.stateBytes,
                                          kStateAlignment);
 

@@ -32,6 +32,10 @@ struct StateTensor {
   uint64_t bytes = 0;
   /// Index of the parameter a gradient or optimizer buffer belongs to.
   int32_t owner = -1;
+  /// The tensor a weight copy or step backup copies: its name (the param's
+  /// `source`) and index.
+  std::string sourceName;
+  int32_t source = -1;
   mlir::ElementsAttr initialValue;
 };
 
@@ -95,6 +99,11 @@ struct TrainerDescription {
   TrainingOptions training;
   /// The loss the training pipeline chose (never auto).
   LossKind loss = LossKind::Output;
+  /// --loss-scale resolved (validateOptions has checked it).
+  LossScaleMode lossScaling = LossScaleMode::None;
+  /// With loss scaling, the state indices of loss_scaler.scale and
+  /// loss_scaler.found_inf.
+  int32_t lossScaleState = -1, foundInfState = -1;
   std::vector<StateTensor> state;
   llvm::StringMap<unsigned> stateIndex;
   uint64_t stateBytes = 0;

@@ -63,6 +63,32 @@ const char *abiName(LossKind loss) {
   return "TRAINCC_LOSS_OUTPUT";
 }
 
+/// The ModelABI.h constant of a compute precision.
+const char *abiName(Precision precision) {
+  switch (precision) {
+  case Precision::FP16:
+    return "TRAINCC_PRECISION_FP16";
+  case Precision::BF16:
+    return "TRAINCC_PRECISION_BF16";
+  case Precision::FP32:
+    break;
+  }
+  return "TRAINCC_PRECISION_FP32";
+}
+
+/// The ModelABI.h constant of a loss-scaling mode.
+const char *abiName(LossScaleMode mode) {
+  switch (mode) {
+  case LossScaleMode::Dynamic:
+    return "TRAINCC_LOSS_SCALING_DYNAMIC";
+  case LossScaleMode::Static:
+    return "TRAINCC_LOSS_SCALING_STATIC";
+  case LossScaleMode::None:
+    break;
+  }
+  return "TRAINCC_LOSS_SCALING_NONE";
+}
+
 /// The ModelABI.h constant of an optimizer.
 const char *abiName(OptimizerKind optimizer) {
   switch (optimizer) {
@@ -258,7 +284,7 @@ void emitStateTable(llvm::raw_ostream &os, const TrainerDescription &d) {
        << ", " << abiDtype(tensor.type.getElementType()) << ", "
        << tensor.type.getRank() << ", stateShape" << (&tensor - d.state.data())
        << ", " << tensor.offset << "u, " << tensor.bytes << "u, "
-       << tensor.owner << "},\n";
+       << tensor.owner << ", " << tensor.source << "},\n";
   os << "};\n\n";
 }
 
@@ -314,7 +340,11 @@ void emitModelDescriptor(llvm::raw_ostream &os, const TrainerDescription &d,
             .str()
      << "  .bn_stats_per_step = " << (t.bnStats == BNStatsMode::Step ? 1 : 0)
      << ",\n"
-     << "  .num_classes = " << classes << ",\n";
+     << "  .num_classes = " << classes << ",\n"
+     << "  .precision = " << abiName(t.precision) << ",\n"
+     << "  .loss_scaling = " << abiName(d.lossScaling) << ",\n"
+     << "  .loss_scale_state = " << d.lossScaleState << ",\n"
+     << "  .found_inf_state = " << d.foundInfState << ",\n";
   emitIOTensor(os, "input", d.input, 0);
   if (d.target)
     emitIOTensor(os, "target", *d.target, 1);

@@ -27,6 +27,8 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
@@ -92,6 +94,15 @@ void traincc::buildTrainingPipeline(OpPassManager &pm,
   // weight reshapes. --no-fuse keeps them apart for comparison.
   if (!options.noFuse)
     pm.addPass(createFoldBatchNormIntoConvPass());
+  // Mixed precision and loss scaling before autodiff, which carries their
+  // types and the scaled loss into the backward pass.
+  pm.addPass(createInsertCastsPass(InsertCastsPassOptions{options.precision}));
+  LossScalingPassOptions scalingOptions;
+  scalingOptions.precision = options.precision;
+  scalingOptions.lossScale = options.lossScale;
+  scalingOptions.initScale = options.lossScaleInit;
+  scalingOptions.interval = options.lossScaleGrowthInterval;
+  pm.addPass(createLossScalingPass(scalingOptions));
   // Autodiff differentiates what canonicalisation left: no dead ops, no
   // identities, one read per parameter.
   pm.addPass(createCanonicalizerPass());
@@ -147,6 +158,18 @@ void traincc::buildBufferizePipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+/// f16 and bf16 arithmetic and math functions computed in f32, each result
+/// rounded back once: exactly the low-precision operation for +, -, *, /
+/// (f32 holds more than twice their precision), the same numbers on the
+/// CPU and the GPU, and no f16/bf16 libm calls. Only conversions, loads and
+/// stores stay in f16/bf16.
+static void addWidenLowPrecisionPasses(OpPassManager &pm) {
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"f16", "bf16"};
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  pm.addPass(math::createMathExtendToSupportedTypes());
+}
+
 void traincc::buildCPULowerToLLVMPipeline(
     OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
   // Temporaries of a step are freed within the step.
@@ -163,6 +186,11 @@ void traincc::buildCPULowerToLLVMPipeline(
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  addWidenLowPrecisionPasses(pm);
+  // Then bf16 conversions as integer code: no libgcc __truncsfbf2, and no
+  // denormal flushing where the CPU has AVX512-BF16. (f16 conversions stay
+  // LLVM's: F16C instructions or libgcc's __truncsfhf2/__extendhfsf2.)
+  pm.addPass(createExpandBF16ConversionsPass());
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (tanh, ...) calls libm.
   pm.addPass(createConvertMathToLibmPass());
@@ -217,6 +245,9 @@ void traincc::buildGPULowerToNVVMPipeline(
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
   kernels.addPass(createSCFToControlFlowPass());
+  // As on the CPU, so that the emulated kernels compute the same numbers;
+  // conversions stay native (cvt.rn.bf16.f32 rounds to nearest even).
+  addWidenLowPrecisionPasses(kernels);
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   // Kernels take plain device pointers: the launch plan passes addresses
   // in the state arena and the workspace, not memref descriptors.

@@ -9,6 +9,8 @@
 #include "traincc/Dialect/Train/IR/TrainOps.h"
 #include "traincc/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 namespace traincc {
 #define GEN_PASS_DEF_AUTODIFFPASS
 #include "traincc/Transforms/Passes.h.inc"
@@ -19,6 +21,17 @@ using namespace traincc;
 
 namespace {
 
+/// The trainable parameter a read gives the value of: the parameter read,
+/// or, for its low-precision copy (mixed precision), the master weight.
+train::ParamOp trainedParam(train::ReadParamOp read, ModuleOp module) {
+  auto param = module.lookupSymbol<train::ParamOp>(read.getParamAttr());
+  if (param && param.getKind() == train::ParamKind::WeightCopy)
+    param = module.lookupSymbol<train::ParamOp>(param.getSourceAttr());
+  if (param && param.getKind() == train::ParamKind::Trainable)
+    return param;
+  return train::ParamOp();
+}
+
 /// Values that depend on a trainable parameter: the only ones whose
 /// gradient is worth computing.
 DenseSet<Value> findActiveValues(func::FuncOp func, ModuleOp module) {
@@ -26,8 +39,7 @@ DenseSet<Value> findActiveValues(func::FuncOp func, ModuleOp module) {
   func.walk([&](Operation *op) {
     bool isActive = false;
     if (auto read = dyn_cast<train::ReadParamOp>(op)) {
-      auto param = module.lookupSymbol<train::ParamOp>(read.getParamAttr());
-      isActive = param && param.getKind() == train::ParamKind::Trainable;
+      isActive = static_cast<bool>(trainedParam(read, module));
     } else {
       isActive = llvm::any_of(op->getOperands(), [&](Value operand) {
         return active.contains(operand);
@@ -101,6 +113,16 @@ struct AutodiffPass : public traincc::impl::AutodiffPassBase<AutodiffPass> {
     if (active.contains(loss))
       emitter.addGradient(loss, emitter.scalar(ret.getLoc(),
                                                lossType.getElementType(), 1.0));
+    // Loss scaling: the backward pass starts from the scaled loss divided
+    // by K, and the step reports the loss itself; the gradients then need
+    // no 1/K when they are accumulated.
+    Value accumulateScale = gradScale;
+    if (auto scaled = loss.getDefiningOp<train::ScaleLossOp>()) {
+      scaled.getFactorMutable().assign(gradScale);
+      ret.setOperand(0, scaled.getLoss());
+      accumulateScale = arith::ConstantOp::create(
+          builder, ret.getLoc(), builder.getF32FloatAttr(1.0f));
+    }
 
     SmallVector<Operation *> forwardOps;
     for (Operation &op : body.without_terminator())
@@ -113,6 +135,8 @@ struct AutodiffPass : public traincc::impl::AutodiffPassBase<AutodiffPass> {
 
     // One accumulation per parameter, summing the gradients of all its
     // reads.
+    // The gradient by a weight's low-precision copy is the weight's, in the
+    // weight's type.
     llvm::MapVector<StringAttr, Value> paramGradients;
     for (Operation *op : forwardOps) {
       auto read = dyn_cast<train::ReadParamOp>(op);
@@ -121,7 +145,11 @@ struct AutodiffPass : public traincc::impl::AutodiffPassBase<AutodiffPass> {
       Value gradient = emitter.getGradient(read.getResult());
       if (!gradient)
         continue;
-      Value &slot = paramGradients[read.getParamAttr().getAttr()];
+      train::ParamOp param = trainedParam(read, module);
+      if (gradient.getType() != param.getType())
+        gradient = train::CastOp::create(builder, read.getLoc(),
+                                         param.getType(), gradient);
+      Value &slot = paramGradients[param.getSymNameAttr()];
       slot = slot ? Value(train::AddOp::create(builder, read.getLoc(), slot,
                                                gradient))
                   : gradient;
@@ -134,12 +162,13 @@ struct AutodiffPass : public traincc::impl::AutodiffPassBase<AutodiffPass> {
         builder.setInsertionPointAfter(param);
         train::ParamOp::create(builder, param.getLoc(), gradName,
                                train::ParamKind::Gradient,
-                               param.getType(), ElementsAttr());
+                               param.getType(), ElementsAttr(),
+                               /*source=*/FlatSymbolRefAttr());
       }
       train::AccumulateOp::create(
           builder, ret.getLoc(),
           FlatSymbolRefAttr::get(builder.getContext(), gradName), gradient,
-          gradScale);
+          accumulateScale);
     }
     lossFunc.erase();
   }

@@ -46,8 +46,27 @@ struct BuildOptimizerPass
     Block &body = apply->getBody().front();
     Value lr = body.getArgument(0), step = body.getArgument(1);
     // Optimizer updates run before anything an earlier pass put there (the
-    // pooled BatchNorm update), which does not depend on them.
+    // pooled BatchNorm update), which does not depend on them; but after
+    // loss scaling's unscaling, and then only when it found no inf/NaN.
     builder.setInsertionPointToStart(&body);
+    Value skipIf;
+    auto checks = body.getOps<train::UnscaleCheckFiniteOp>();
+    if (!checks.empty()) {
+      train::UnscaleCheckFiniteOp check = *checks.begin();
+      builder.setInsertionPointAfter(check);
+      skipIf = train::ReadParamOp::create(
+          builder, check.getLoc(),
+          RankedTensorType::get({}, builder.getF32Type()),
+          check.getFoundInfAttr());
+    }
+
+    // Mixed precision: the low-precision copy of each weight, which the
+    // update rewrites.
+    DenseMap<StringAttr, FlatSymbolRefAttr> weightCopies;
+    for (auto copy : module.getOps<train::ParamOp>())
+      if (copy.getKind() == train::ParamKind::WeightCopy)
+        weightCopies[copy.getSourceAttr().getAttr()] =
+            FlatSymbolRefAttr::get(copy.getSymNameAttr());
 
     // Pairs of (parameter, gradient buffer), in declaration order.
     SmallVector<std::pair<train::ParamOp, train::ParamOp>> pairs;
@@ -65,6 +84,7 @@ struct BuildOptimizerPass
       auto paramRef = FlatSymbolRefAttr::get(param.getSymNameAttr());
       auto gradRef = FlatSymbolRefAttr::get(grad.getSymNameAttr());
       bool decays = noDecay.empty() || !noDecayRegex.match(param.getSymName());
+      FlatSymbolRefAttr copy = weightCopies.lookup(param.getSymNameAttr());
       FloatAttr decay =
           builder.getF32FloatAttr(decays ? float(weightDecay) : 0.0f);
       if (optimizer == OptimizerKind::SGD) {
@@ -72,7 +92,7 @@ struct BuildOptimizerPass
         if (momentum != 0.0)
           buffer = declareState(param, ".momentum_buffer");
         train::SGDUpdateOp::create(
-            builder, loc, paramRef, gradRef, buffer, lr, step,
+            builder, loc, paramRef, gradRef, buffer, copy, lr, step, skipIf,
             builder.getF32FloatAttr(momentum),
             builder.getF32FloatAttr(dampening), builder.getBoolAttr(nesterov),
             decay);
@@ -80,7 +100,8 @@ struct BuildOptimizerPass
         FlatSymbolRefAttr expAvg = declareState(param, ".exp_avg");
         FlatSymbolRefAttr expAvgSq = declareState(param, ".exp_avg_sq");
         train::AdamUpdateOp::create(
-            builder, loc, paramRef, gradRef, expAvg, expAvgSq, lr, step,
+            builder, loc, paramRef, gradRef, expAvg, expAvgSq, copy, lr, step,
+            skipIf,
             builder.getF32FloatAttr(beta1), builder.getF32FloatAttr(beta2),
             builder.getF32FloatAttr(eps), decay,
             builder.getBoolAttr(optimizer == OptimizerKind::AdamW));

@@ -110,7 +110,7 @@ struct ExplicitTrainingModePass
       if (bnStats == BNStatsMode::Micro)
         train::BNRunningUpdateOp::create(
             builder, loc, mean, var, stats.getMean(), stats.getVariance(),
-            /*batches=*/Value(), bn.getMomentumAttr(),
+            /*batches=*/Value(), /*skip_if=*/Value(), bn.getMomentumAttr(),
             builder.getI64IntegerAttr(count));
       else
         poolForStep(module, apply, builder, bn, stats, mean, var, count);
@@ -173,7 +173,8 @@ struct ExplicitTrainingModePass
         builder, loc, pooledSquare,
         train::MulOp::create(builder, loc, pooledMean, pooledMean));
     train::BNRunningUpdateOp::create(builder, loc, mean, var, pooledMean,
-                                     pooledVar, n, bn.getMomentumAttr(),
+                                     pooledVar, n, /*skip_if=*/Value(),
+                                     bn.getMomentumAttr(),
                                      builder.getI64IntegerAttr(count));
     train::ZeroOp::create(builder, loc, meanSum);
     train::ZeroOp::create(builder, loc, squareSum);

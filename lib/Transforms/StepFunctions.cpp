@@ -37,6 +37,7 @@ FlatSymbolRefAttr traincc::declareBuffer(train::ParamOp anchor, StringRef name,
   OpBuilder builder(anchor->getContext());
   builder.setInsertionPointAfter(anchor);
   auto param = train::ParamOp::create(builder, anchor.getLoc(), name, kind,
-                                      type, ElementsAttr());
+                                      type, ElementsAttr(),
+                                      /*source=*/FlatSymbolRefAttr());
   return FlatSymbolRefAttr::get(param.getSymNameAttr());
 }

@@ -699,3 +699,42 @@ module {
     return %x, %x : tensor<f32>, tensor<f32>
   }
 }
+
+// -----
+
+// Tests mixed precision and loss scaling: a read of a weight's bf16 copy is
+// differentiated as a read of the master weight, whose f32 gradient buffer
+// receives the bf16 gradient cast back; the backward pass starts at the
+// scaled loss (the seed is multiplied by the scale), and @micro_step
+// returns the unscaled loss. The seed is divided by K (grad_scale) rather
+// than the gradients as they accumulate, as PyTorch's scaler.scale(loss / K)
+// does, so that low-precision gradients overflow when PyTorch's do.
+// CHECK-LABEL: module @mixed_precision
+// CHECK: train.param @w trainable : tensor<3x4xf32>
+// CHECK-NEXT: train.param @w.grad gradient : tensor<3x4xf32>
+// CHECK-NOT: @w.bf16.grad
+// CHECK: func.func @micro_step
+// CHECK: %[[LOSS:.*]] = train.softmax_cross_entropy
+// CHECK: %[[SCALE:.*]] = train.read_param @loss_scaler.scale
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[SEED:.*]] = train.scale_loss %{{.*}}, %[[SCALE]] by %[[K:.*]] : tensor<f32>
+// CHECK: train.softmax_cross_entropy_backward %[[SEED]]
+// CHECK: %[[DW:.*]] = train.gemm {{.*}} -> tensor<3x4xbf16>
+// CHECK: %[[DW32:.*]] = train.cast %[[DW]] : tensor<3x4xbf16> to tensor<3x4xf32>
+// CHECK: train.accumulate @w.grad, %[[DW32]] scale %[[ONE]] : tensor<3x4xf32>
+// CHECK: return %[[LOSS]] : tensor<f32>
+module @mixed_precision {
+  train.param @w trainable : tensor<3x4xf32>
+  train.param @w.bf16 weight_copy : tensor<3x4xbf16> {source = @w}
+  train.param @loss_scaler.scale loss_scaler : tensor<f32> = dense<65536.0>
+  func.func @loss(%x: tensor<2x4xf32>, %t: tensor<2xi64>) -> tensor<f32> {
+    %x16 = train.cast %x : tensor<2x4xf32> to tensor<2x4xbf16>
+    %w = train.read_param @w.bf16 : tensor<3x4xbf16>
+    %y = train.gemm %x16, %w {trans_b = true} : (tensor<2x4xbf16>, tensor<3x4xbf16>) -> tensor<2x3xbf16>
+    %y32 = train.cast %y : tensor<2x3xbf16> to tensor<2x3xf32>
+    %l = train.softmax_cross_entropy %y32, %t reduction mean : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<f32>
+    %s = train.read_param @loss_scaler.scale : tensor<f32>
+    %scaled = train.scale_loss %l, %s : tensor<f32>
+    return %scaled : tensor<f32>
+  }
+}

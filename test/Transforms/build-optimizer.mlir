@@ -8,6 +8,7 @@
 // RUN: not traincc-opt %t/unknown-optimizer.mlir -traincc-build-optimizer=optimizer=rmsprop 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: traincc-opt %t/invalid-no-decay.mlir -verify-diagnostics -traincc-build-optimizer='weight-decay=0.1 no-decay=bias)|(.*'
 // RUN: traincc-opt %t/nesterov-without-momentum.mlir -verify-diagnostics -traincc-build-optimizer=nesterov=true
+// RUN: traincc-opt %t/mixed-precision.mlir -traincc-build-optimizer='optimizer=adam' | FileCheck %s --check-prefix=MIXED
 
 //--- params.mlir
 
@@ -145,4 +146,33 @@ module {
   // expected-error @+1 {{'train.sgd_update' op nesterov needs momentum and zero dampening}}
   train.param @w trainable : tensor<3xf32>
   train.param @w.grad gradient : tensor<3xf32>
+}
+
+//--- mixed-precision.mlir
+
+// Tests that under loss scaling the updates come after the unscaling and
+// are skipped on its found_inf flag, and that a weight with a
+// low-precision copy has the copy rewritten by its update.
+// MIXED-LABEL: func.func @apply_step
+// MIXED-NEXT: train.unscale_check_finite @loss_scaler.scale, @loss_scaler.found_inf
+// MIXED-NEXT: %[[F:.*]] = train.read_param @loss_scaler.found_inf : tensor<f32>
+// MIXED-NEXT: train.adam_update @w, @w.grad, @w.exp_avg, @w.exp_avg_sq weight_copy @w.bf16 lr %{{.*}} step %{{.*}} skip_if %[[F]]
+// MIXED-NEXT: train.zero @w.grad
+// MIXED-NEXT: train.adam_update @b, @b.grad, @b.exp_avg, @b.exp_avg_sq lr %{{.*}} step %{{.*}} skip_if %[[F]]
+// MIXED-NEXT: train.zero @b.grad
+// MIXED-NEXT: train.update_loss_scale
+module {
+  train.param @w trainable : tensor<3x4xf32>
+  train.param @w.grad gradient : tensor<3x4xf32>
+  train.param @w.bf16 weight_copy : tensor<3x4xbf16> {source = @w}
+  train.param @b trainable : tensor<3xf32>
+  train.param @b.grad gradient : tensor<3xf32>
+  train.param @loss_scaler.scale loss_scaler : tensor<f32> = dense<65536.0>
+  train.param @loss_scaler.growth_tracker loss_scaler : tensor<i64> = dense<0>
+  train.param @loss_scaler.found_inf loss_scaler : tensor<f32> = dense<0.0>
+  func.func @apply_step(%lr: f32 {train.name = "lr"}, %step: i64 {train.name = "step"}) {
+    train.unscale_check_finite @loss_scaler.scale, @loss_scaler.found_inf
+    train.update_loss_scale @loss_scaler.scale, @loss_scaler.growth_tracker, @loss_scaler.found_inf growth 2.0 backoff 0.5 interval 2000
+    return
+  }
 }

@@ -107,6 +107,7 @@ Layout makeLayout() {
     t.bytes = uint64_t(elements) * 4;
     t.offset = layout.bytes;
     t.owner = owner;
+    t.source = -1;
     layout.bytes = alignUp(layout.bytes + t.bytes);
   };
   for (int32_t p = 0; p < kParams; ++p)
@@ -258,6 +259,7 @@ traincc_model makeModel() {
   traincc_model m;
   std::memset(&m, 0, sizeof(m));
   m.abi_version = TRAINCC_ABI_VERSION;
+  m.loss_scale_state = m.found_inf_state = -1;
   m.model_name = kMse      ? "linear_regression"
                  : kWithBn ? "softmax_regression_bn"
                            : "softmax_regression";

@@ -33,12 +33,13 @@ struct TinyModel {
   TinyModel() {
     std::memset(&model, 0, sizeof(model));
     state[0] = {"w", TRAINCC_STATE_TRAINABLE, TRAINCC_DTYPE_F32, 1, wShape,
-                0, 12, -1};
+                0, 12, -1, -1};
     state[1] = {"w.grad", TRAINCC_STATE_GRADIENT, TRAINCC_DTYPE_F32, 1,
-                wShape, 64, 12, 0};
+                wShape, 64, 12, 0, -1};
     state[2] = {"bn.running_mean", TRAINCC_STATE_RUNNING_MEAN,
-                TRAINCC_DTYPE_F32, 1, wShape, 128, 12, -1};
+                TRAINCC_DTYPE_F32, 1, wShape, 128, 12, -1, -1};
     model.abi_version = TRAINCC_ABI_VERSION;
+    model.loss_scale_state = model.found_inf_state = -1;
     model.model_name = "tiny";
     model.micro_batch = 2;
     model.accum_steps = 1;
@@ -65,6 +66,7 @@ RunState sampleState() {
   s.epochInProgress = true;
   s.epochSteps = 5;
   s.epochLossSum = 1.0 / 3.0;
+  s.epochSkipped = 2;
   s.epochStartParams = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
   s.lastLearningRate = 0.0125;
   s.schedule = {0.025, std::numeric_limits<double>::infinity(), 2, 1, 3};
@@ -110,6 +112,7 @@ TEST(Checkpoint, RoundTrips) {
   EXPECT_TRUE(loaded->epochInProgress);
   EXPECT_EQ(loaded->epochSteps, 5);
   EXPECT_EQ(loaded->epochLossSum, 1.0 / 3.0);
+  EXPECT_EQ(loaded->epochSkipped, 2);
   EXPECT_EQ(loaded->epochStartParams, saved.epochStartParams);
   EXPECT_EQ(loaded->lastLearningRate, 0.0125);
   EXPECT_EQ(loaded->schedule.plateauLr, 0.025);

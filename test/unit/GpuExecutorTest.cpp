@@ -51,7 +51,7 @@ struct SgdModel {
                        TRAINCC_STATE_OPTIMIZER};
     for (int i = 0; i < 3; ++i)
       state[i] = {names[i], kinds[i], TRAINCC_DTYPE_F32, 1, paramShape,
-                  uint64_t(64 * i), 16, i == 0 ? -1 : 0};
+                  uint64_t(64 * i), 16, i == 0 ? -1 : 0, -1};
     float p[kN] = {1, -2, 3, 0.5f}, g[kN] = {0.25f, 0.5f, -1, 2};
     std::memcpy(initial.data(), p, sizeof(p));
     std::memcpy(initial.data() + 64, g, sizeof(g));
@@ -77,6 +77,7 @@ struct SgdModel {
     gpu.apply_step = {1, &launch};
     std::memset(&model, 0, sizeof(model));
     model.abi_version = TRAINCC_ABI_VERSION;
+    model.loss_scale_state = model.found_inf_state = -1;
     model.model_name = "sgd";
     model.micro_batch = 2;
     model.accum_steps = 1;

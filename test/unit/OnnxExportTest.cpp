@@ -319,11 +319,12 @@ TEST(OnnxExport, WritesTheFileAtomically) {
   std::string bytes = modelBytes(batchNormModel());
   static const int64_t kShape[] = {2};
   traincc_state_tensor state[] = {
-      {"scale", TRAINCC_STATE_TRAINABLE, TRAINCC_DTYPE_F32, 1, kShape, 0, 8, -1},
-      {"mean", TRAINCC_STATE_RUNNING_MEAN, TRAINCC_DTYPE_F32, 1, kShape, 64, 8,
+      {"scale", TRAINCC_STATE_TRAINABLE, TRAINCC_DTYPE_F32, 1, kShape, 0, 8, -1,
        -1},
+      {"mean", TRAINCC_STATE_RUNNING_MEAN, TRAINCC_DTYPE_F32, 1, kShape, 64, 8,
+       -1, -1},
       {"scale.grad", TRAINCC_STATE_GRADIENT, TRAINCC_DTYPE_F32, 1, kShape, 128,
-       8, 0}};
+       8, 0, -1}};
   traincc_model model;
   std::memset(&model, 0, sizeof(model));
   model.num_state = 3;

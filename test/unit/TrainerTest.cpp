@@ -151,11 +151,12 @@ struct FakeModel {
   FakeModel() {
     std::memset(&model, 0, sizeof(model));
     state[0] = {"w", TRAINCC_STATE_TRAINABLE, TRAINCC_DTYPE_F32, 2,
-                weightShape, 0, 24, -1};
+                weightShape, 0, 24, -1, -1};
     state[1] = {"w.grad", TRAINCC_STATE_GRADIENT, TRAINCC_DTYPE_F32, 2,
-                weightShape, 64, 24, 0};
+                weightShape, 64, 24, 0, -1};
     initial[0] = 42;
     model.abi_version = TRAINCC_ABI_VERSION;
+    model.loss_scale_state = model.found_inf_state = -1;
     model.model_name = "fake";
     model.micro_batch = 4;
     model.accum_steps = 1;
@@ -222,6 +223,37 @@ TEST(Model, RejectsBrokenDescriptors) {
        "state tensor 0 'w' has unknown kind 42"},
       {[](FakeModel &f) { f.model.initial_state = nullptr; },
        "initial_state is null"},
+      {[](FakeModel &f) { f.state[0].source = 1; },
+       "state tensor 0 'w' has source 1"},
+      {[](FakeModel &f) {
+         f.state[1].kind = TRAINCC_STATE_WEIGHT_COPY;
+         f.state[1].owner = -1;
+         f.state[1].source = 1;
+       },
+       "state tensor 1 'w.grad' has source 1"},
+      {[](FakeModel &f) {
+         f.state[1].kind = TRAINCC_STATE_STEP_BACKUP;
+         f.state[1].owner = -1;
+         f.state[1].source = 0;
+         f.state[1].dtype = TRAINCC_DTYPE_I64;
+         f.state[1].bytes = 48;
+       },
+       "state tensor 1 'w.grad' (int64 [2,3]) cannot copy state tensor 0 "
+       "(float32 [2,3])"},
+      {[](FakeModel &f) { f.model.precision = 3; }, "unknown precision 3"},
+      {[](FakeModel &f) { f.model.found_inf_state = 0; },
+       "found_inf_state is 0 without loss scaling"},
+      {[](FakeModel &f) {
+         f.model.loss_scaling = TRAINCC_LOSS_SCALING_DYNAMIC;
+         f.model.found_inf_state = 0;
+       },
+       "loss_scale_state is -1 for a model of 2 state tensors"},
+      {[](FakeModel &f) {
+         f.model.loss_scaling = TRAINCC_LOSS_SCALING_STATIC;
+         f.model.loss_scale_state = f.model.found_inf_state = 0;
+       },
+       "loss_scale_state names 'w' (trainable float32 [2,3]); expected a "
+       "loss-scaler float32 scalar"},
   };
   for (const Case &c : cases) {
     FakeModel fake;

@@ -8,8 +8,8 @@
 //   @eval_step(inputs..., target) -> (outputs..., per-sample losses)
 //
 // in this order: freeze-params, append-loss, explicit-training-mode,
-// autodiff, build-optimizer (traincc-training-pipeline runs them), with
-// fold-bn-into-conv on @eval_step after explicit-training-mode.
+// (fold-bn-into-conv on @eval_step), insert-casts, loss-scaling, autodiff,
+// build-optimizer (traincc-training-pipeline runs them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,6 +87,81 @@ def ExplicitTrainingModePass
                            "::mlir::arith::ArithDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Mixed precision
+//===----------------------------------------------------------------------===//
+
+def InsertCastsPass : Pass<"traincc-insert-casts", "mlir::ModuleOp"> {
+  let summary = "Mixed precision: contractions in f16/bf16, BatchNorm and "
+                "the loss in f32";
+  let description = [{
+    Runs on `@loss` and `@eval_step` before autodiff (whose cast gradients
+    then put the backward pass in the same types). With
+    `precision=bf16|fp16`, `L` the low type:
+    - `train.conv`, `train.gemm`, `train.matmul` take `L` operands (their
+      kernels accumulate in f32 and round once): so do their gradients;
+    - `train.bn_stats`, `train.bn_apply` (and their gradients), softmax,
+      log-softmax, `train.reduce_sum` and the losses compute in f32;
+      BatchNorm's result goes back to the type of its input;
+    - every other op (ReLU and the other activations, pooling, additions,
+      data movement, dropout) computes in the type of its operands; where
+      an `L` activation meets an f32 one, the f32 value is used unless the
+      other is a parameter or constant, which is read in `L`;
+    - a function's results keep their declared types.
+    A parameter read in `L` becomes a read of its `weight_copy`
+    (`<name>.bf16` or `<name>.f16`, declared here with the rounded initial
+    value): the optimizer rewrites the copy once per step, so the f32
+    master weight is not rounded on every micro-batch. Any other value gets
+    a `train.cast`. The activations the backward pass keeps are then `L`
+    tensors. `precision=fp32` changes nothing.
+  }];
+  let options = [
+    Option<"precision", "precision", "::traincc::Precision",
+           /*default=*/"::traincc::Precision::FP32", "fp32, fp16 or bf16",
+           "::traincc::EnumClValues<::traincc::Precision>()">
+  ];
+  let dependentDialects = ["::traincc::train::TrainDialect"];
+}
+
+def LossScalingPass : Pass<"traincc-loss-scaling", "mlir::ModuleOp"> {
+  let summary = "Dynamic loss scaling with skipped steps (PyTorch GradScaler)";
+  let description = [{
+    Runs on `@loss` before autodiff, and on `@apply_step` before the
+    optimizer is built. Declares the scaler's state (`loss_scaler.scale`,
+    `.growth_tracker`, `.found_inf`), returns the loss times the scale
+    (`train.scale_loss`, so that autodiff's gradients come out scaled and
+    the accumulators hold scaled sums), and begins `@apply_step` with
+    `train.unscale_check_finite` (every gradient divided by the scale,
+    found_inf set on inf/NaN), which build-optimizer's updates then obey
+    (`skip_if`): a skipped step leaves parameters and optimizer state
+    untouched. BatchNorm running statistics that `@loss` updates every
+    micro-batch get a `step_backup`, restored on a skipped step; pooled
+    (`bn-stats=step`) updates in `@apply_step` are skipped instead.
+    `@apply_step` ends with `train.update_loss_scale`. The options are
+    traincc's: `loss-scale=dynamic`, or a number for a fixed scale
+    (growth and backoff 1: steps are still skipped), or `none`; unset, it
+    is dynamic for `precision=fp16` and none otherwise. Loss scaling with
+    `precision=fp32` is an error.
+  }];
+  let options = [
+    Option<"precision", "precision", "::traincc::Precision",
+           /*default=*/"::traincc::Precision::FP32", "fp32, fp16 or bf16",
+           "::traincc::EnumClValues<::traincc::Precision>()">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"\"",
+           "dynamic, none or a fixed scale (default: by precision)">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "Initial dynamic scale">,
+    Option<"growth", "growth", "double", /*default=*/"2.0",
+           "Growth factor after `interval` finite steps">,
+    Option<"backoff", "backoff", "double", /*default=*/"0.5",
+           "Backoff factor after a step with inf/NaN">,
+    Option<"interval", "interval", "int64_t", /*default=*/"2000",
+           "Finite steps between growths">
+  ];
+  let dependentDialects = ["::traincc::train::TrainDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def AutodiffPass : Pass<"traincc-autodiff", "mlir::ModuleOp"> {
   let summary = "Reverse-mode differentiation of @loss into @micro_step";
   let description = [{
@@ -98,10 +173,15 @@ def AutodiffPass : Pass<"traincc-autodiff", "mlir::ModuleOp"> {
     for each parameter, declaring the `gradient` buffers. Only values that
     depend on a trainable parameter get gradients, so the first layer
     computes no input gradient. An op without a gradient rule on that path
-    is an error naming it.
+    is an error naming it. A read of a `weight_copy` counts as a read of
+    its master weight (its gradient is cast to the weight's type). When
+    `@loss` returns a `train.scale_loss`, the backward pass starts there,
+    scaled by `grad_scale` instead of the accumulation (PyTorch's
+    `scaler.scale(loss / K)`), and `@micro_step` returns the unscaled loss.
   }];
   let dependentDialects = ["::traincc::train::TrainDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def BuildOptimizerPass : Pass<"traincc-build-optimizer", "mlir::ModuleOp"> {

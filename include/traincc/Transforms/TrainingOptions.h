@@ -21,6 +21,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 namespace traincc {
 
@@ -37,6 +38,14 @@ namespace traincc {
 #define TRAINCC_BN_STATS_MODES(X)                                              \
   X(Micro, "micro")                                                            \
   X(Step, "step")
+#define TRAINCC_PRECISIONS(X)                                                  \
+  X(FP32, "fp32")                                                              \
+  X(FP16, "fp16")                                                              \
+  X(BF16, "bf16")
+#define TRAINCC_LOSS_SCALE_MODES(X)                                            \
+  X(None, "none")                                                              \
+  X(Dynamic, "dynamic")                                                        \
+  X(Static, "static")
 
 /// Spellings of an enumeration: `all` pairs each value with its name.
 template <typename E>
@@ -61,6 +70,12 @@ TRAINCC_DEFINE_ENUM_(OptimizerKind, TRAINCC_OPTIMIZER_KINDS)
 /// When BatchNorm running statistics are updated: every micro-batch
 /// (PyTorch) or once per optimizer step from the pooled statistics.
 TRAINCC_DEFINE_ENUM_(BNStatsMode, TRAINCC_BN_STATS_MODES)
+/// The type contractions and most elementwise ops compute in (mixed
+/// precision keeps fp32 master weights, BatchNorm, softmax and the loss).
+TRAINCC_DEFINE_ENUM_(Precision, TRAINCC_PRECISIONS)
+/// Loss scaling: none, GradScaler's dynamic scale, or a fixed scale (steps
+/// with inf/NaN gradients are skipped either way).
+TRAINCC_DEFINE_ENUM_(LossScaleMode, TRAINCC_LOSS_SCALE_MODES)
 
 #undef TRAINCC_DEFINE_ENUM_
 #undef TRAINCC_SPELLING_
@@ -176,6 +191,16 @@ struct TrainingOptions {
   double getWeightDecay() const {
     return weightDecay.value_or(defaultWeightDecay(optimizer));
   }
+
+  /// --loss-scale resolved: the mode, and for a fixed scale its value.
+  struct LossScale {
+    LossScaleMode mode = LossScaleMode::None;
+    double value = 0.0;
+  };
+  /// The loss scaling this compile uses: --loss-scale (dynamic, none or a
+  /// positive number), else dynamic for fp16 and none otherwise. An error
+  /// message for a bad value or a bad combination (loss scaling with fp32).
+  std::variant<LossScale, std::string> getLossScale() const;
 };
 
 } // namespace traincc

@@ -10,6 +10,8 @@
 #include "traincc/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -52,6 +54,35 @@ bool mayFuse(OpOperand *operand) {
          isCheapToRepeat(producer);
 }
 
+/// Gives each state result of `func` that a generic computes into a
+/// `tensor.empty` (RemoveOutsDependency's work) its parameter's argument
+/// back as destination.
+void restoreStateDestinations(func::FuncOp func) {
+  llvm::DenseMap<Attribute, BlockArgument> arguments;
+  for (BlockArgument arg : func.getArguments())
+    if (Attribute state = func.getArgAttr(arg.getArgNumber(), "train.state"))
+      arguments[state] = arg;
+  func.walk([&](func::ReturnOp ret) {
+    for (OpOperand &operand : ret->getOpOperands()) {
+      Attribute state =
+          func.getResultAttr(operand.getOperandNumber(), "train.state");
+      auto result = dyn_cast<OpResult>(operand.get());
+      auto generic =
+          result ? dyn_cast<linalg::GenericOp>(result.getOwner()) : nullptr;
+      BlockArgument arg = state ? arguments.lookup(state) : BlockArgument();
+      if (!generic || !arg)
+        continue;
+      OpOperand *init = generic.getDpsInitOperand(result.getResultNumber());
+      auto empty = init->get().getDefiningOp<tensor::EmptyOp>();
+      if (!empty || empty.getType() != arg.getType())
+        continue;
+      init->set(arg);
+      if (empty->use_empty())
+        empty->erase();
+    }
+  });
+}
+
 struct FuseElementwisePass
     : public traincc::impl::FuseElementwisePassBase<FuseElementwisePass> {
   void runOnOperation() override {
@@ -59,6 +90,8 @@ struct FuseElementwisePass
     linalg::populateElementwiseOpsFusionPatterns(patterns, mayFuse);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      restoreStateDestinations(func);
   }
 };
 

@@ -30,8 +30,10 @@ using namespace mlir;
 using namespace traincc;
 namespace tr = traincc::train;
 // Scalar helpers shared with the compute lowering.
+using traincc::codegen::accumulatorType;
 using traincc::codegen::convertFloat;
 using traincc::codegen::floatConstant;
+using traincc::codegen::iteratorTypes;
 
 namespace {
 
@@ -64,6 +66,66 @@ SmallVector<Value> buildElementwise(OpBuilder &builder, Location loc,
   return SmallVector<Value>(generic.getResults());
 }
 
+/// Whether a 0-d f32 flag's value `flag` (a scalar in a generic's body) is
+/// set: non-zero, NaN included.
+Value isSet(OpBuilder &b, Location loc, Value flag) {
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, flag,
+                               floatConstant(b, loc, flag.getType(), 0.0));
+}
+
+/// Whether `value` is neither infinite nor NaN.
+Value isFinite(OpBuilder &b, Location loc, Value value) {
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(value.getType()).getFloatSemantics();
+  Value inf = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(value.getType(), APFloat::getInf(semantics)));
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
+                               math::AbsFOp::create(b, loc, value), inf);
+}
+
+/// The results of an update body that keeps the old values when `skip`
+/// holds: loss scaling skips a step in the kernel rather than on the host,
+/// so that a GPU step stays one fixed launch sequence.
+SmallVector<Value> keepIf(OpBuilder &b, Location loc, Value skip,
+                          ArrayRef<Value> old, ArrayRef<Value> computed) {
+  if (!skip)
+    return SmallVector<Value>(computed);
+  SmallVector<Value> results;
+  for (auto [o, c] : llvm::zip_equal(old, computed))
+    results.push_back(arith::SelectOp::create(b, loc, skip, o, c));
+  return results;
+}
+
+/// `buildElementwise` for an optimizer or statistics update whose first
+/// output is the tensor a weight copy mirrors. With `flag` (a 0-d tensor,
+/// read in the kernel), every output keeps its old value where the flag is
+/// set; with `copy`, the first result, rounded to the copy's element type,
+/// is also written to `copy` (the last result). `body` sees neither.
+SmallVector<Value> buildUpdate(OpBuilder &builder, Location loc,
+                               ValueRange inputs, ValueRange scalars,
+                               ValueRange outputs, Value flag, Value copy,
+                               BodyFn body) {
+  SmallVector<Value> allScalars(scalars), allOutputs(outputs);
+  if (flag)
+    allScalars.push_back(flag);
+  if (copy)
+    allOutputs.push_back(copy);
+  size_t numIns = inputs.size() + scalars.size();
+  return buildElementwise(
+      builder, loc, inputs, allScalars, allOutputs,
+      [&](OpBuilder &b, Location l, ArrayRef<Value> args) {
+        SmallVector<Value> bodyArgs(args.take_front(numIns));
+        ArrayRef<Value> old = args.drop_front(numIns + (flag ? 1 : 0));
+        llvm::append_range(bodyArgs, old.take_front(outputs.size()));
+        SmallVector<Value> computed = body(b, l, bodyArgs);
+        if (copy)
+          computed.push_back(
+              convertFloat(b, l, computed.front(), old.back().getType()));
+        Value skip = flag ? isSet(b, l, args[numIns]) : Value();
+        return keepIf(b, l, skip, old, computed);
+      });
+}
+
 /// The state of one function being rewritten: the current value of every
 /// parameter it touches.
 class StateRewriter {
@@ -90,6 +152,9 @@ private:
   void lowerRunningUpdate(tr::BNRunningUpdateOp op);
   void lowerSGD(tr::SGDUpdateOp op);
   void lowerAdam(tr::AdamUpdateOp op);
+  void lowerAssign(tr::AssignOp op);
+  void lowerUnscale(tr::UnscaleCheckFiniteOp op);
+  void lowerUpdateLossScale(tr::UpdateLossScaleOp op);
 
   func::FuncOp func;
   ModuleOp module;
@@ -98,18 +163,31 @@ private:
   llvm::SetVector<StringAttr> written;
 };
 
+/// The gradient buffers of `module`, in declaration order: what
+/// unscale_check_finite rewrites.
+SmallVector<FlatSymbolRefAttr> gradientSymbols(ModuleOp module) {
+  SmallVector<FlatSymbolRefAttr> symbols;
+  for (auto param : module.getOps<tr::ParamOp>())
+    if (param.getKind() == tr::ParamKind::Gradient)
+      symbols.push_back(FlatSymbolRefAttr::get(param.getSymNameAttr()));
+  return symbols;
+}
+
 /// Symbols of the parameters `op` reads or writes.
-SmallVector<FlatSymbolRefAttr> stateSymbols(Operation *op) {
+SmallVector<FlatSymbolRefAttr> stateSymbols(Operation *op, ModuleOp module) {
   SmallVector<FlatSymbolRefAttr> symbols;
   for (NamedAttribute attr : op->getAttrs())
     if (auto symbol = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
       symbols.push_back(symbol);
+  if (isa<tr::UnscaleCheckFiniteOp>(op))
+    llvm::append_range(symbols, gradientSymbols(module));
   return symbols;
 }
 
 bool isStateOp(Operation *op) {
   return isa<tr::ReadParamOp, tr::AccumulateOp, tr::AssignOp, tr::ZeroOp,
-             tr::BNRunningUpdateOp, tr::SGDUpdateOp, tr::AdamUpdateOp>(op);
+             tr::BNRunningUpdateOp, tr::SGDUpdateOp, tr::AdamUpdateOp,
+             tr::UnscaleCheckFiniteOp, tr::UpdateLossScaleOp>(op);
 }
 
 LogicalResult StateRewriter::run() {
@@ -119,7 +197,7 @@ LogicalResult StateRewriter::run() {
   func.walk([&](Operation *op) {
     if (!isStateOp(op))
       return;
-    for (FlatSymbolRefAttr symbol : stateSymbols(op))
+    for (FlatSymbolRefAttr symbol : stateSymbols(op, module))
       if (seen.insert(symbol.getAttr()).second)
         used.push_back(symbol);
   });
@@ -178,10 +256,7 @@ LogicalResult StateRewriter::lower(Operation *op) {
   } else if (auto accumulate = dyn_cast<tr::AccumulateOp>(op)) {
     lowerAccumulate(accumulate);
   } else if (auto assign = dyn_cast<tr::AssignOp>(op)) {
-    Value dest = current(assign.getBufferAttr());
-    update(assign.getBufferAttr(),
-           linalg::CopyOp::create(builder, loc, assign.getValue(), dest)
-               .getResult(0));
+    lowerAssign(assign);
   } else if (auto zero = dyn_cast<tr::ZeroOp>(op)) {
     Value dest = current(zero.getBufferAttr());
     Value zeroValue = arith::ConstantOp::create(
@@ -196,6 +271,10 @@ LogicalResult StateRewriter::lower(Operation *op) {
     lowerSGD(sgd);
   } else if (auto adam = dyn_cast<tr::AdamUpdateOp>(op)) {
     lowerAdam(adam);
+  } else if (auto unscale = dyn_cast<tr::UnscaleCheckFiniteOp>(op)) {
+    lowerUnscale(unscale);
+  } else if (auto scale = dyn_cast<tr::UpdateLossScaleOp>(op)) {
+    lowerUpdateLossScale(scale);
   } else {
     return op->emitError("unexpected state op");
   }
@@ -236,10 +315,11 @@ void StateRewriter::lowerRunningUpdate(tr::BNRunningUpdateOp op) {
       builder, loc, count, arith::SubFOp::create(builder, loc, count, one));
   Value keep = floatConstant(builder, loc, element, 1.0 - momentum);
   Value take = floatConstant(builder, loc, element, momentum);
-  SmallVector<Value> updated = buildElementwise(
+  SmallVector<Value> updated = buildUpdate(
       builder, loc, {op.getMean(), op.getVariance()},
       {keep, take, correction},
       {current(op.getRunningMeanAttr()), current(op.getRunningVarAttr())},
+      op.getSkipIf(), /*copy=*/Value(),
       [](OpBuilder &b, Location l, ArrayRef<Value> args) {
         Value mean = args[0], var = args[1], keep = args[2], take = args[3];
         Value correction = args[4], runningMean = args[5],
@@ -264,20 +344,23 @@ void StateRewriter::lowerSGD(tr::SGDUpdateOp op) {
   Value weightDecay = floatConstant(builder, loc, element,
                                     op.getWeightDecay().convertToDouble());
   FlatSymbolRefAttr bufferSymbol = op.getMomentumBufferAttr();
+  FlatSymbolRefAttr copySymbol = op.getWeightCopyAttr();
+  Value copy = copySymbol ? current(copySymbol) : Value();
   if (!bufferSymbol) {
-    update(op.getParamAttr(),
-           buildElementwise(
-               builder, loc, {current(op.getGradAttr())}, {lr, weightDecay},
-               {current(op.getParamAttr())},
-               [](OpBuilder &b, Location l, ArrayRef<Value> args) {
-                 Value grad = args[0], lr = args[1], decay = args[2],
-                       param = args[3];
-                 Value d = arith::AddFOp::create(
-                     b, l, grad, arith::MulFOp::create(b, l, decay, param));
-                 return SmallVector<Value>{arith::SubFOp::create(
-                     b, l, param, arith::MulFOp::create(b, l, lr, d))};
-               })
-               .front());
+    SmallVector<Value> updated = buildUpdate(
+        builder, loc, {current(op.getGradAttr())}, {lr, weightDecay},
+        {current(op.getParamAttr())}, op.getSkipIf(), copy,
+        [](OpBuilder &b, Location l, ArrayRef<Value> args) {
+          Value grad = args[0], lr = args[1], decay = args[2],
+                param = args[3];
+          Value d = arith::AddFOp::create(
+              b, l, grad, arith::MulFOp::create(b, l, decay, param));
+          return SmallVector<Value>{arith::SubFOp::create(
+              b, l, param, arith::MulFOp::create(b, l, lr, d))};
+        });
+    update(op.getParamAttr(), updated[0]);
+    if (copySymbol)
+      update(copySymbol, updated[1]);
     return;
   }
   // PyTorch starts the momentum buffer as the first step's gradient.
@@ -290,11 +373,11 @@ void StateRewriter::lowerSGD(tr::SGDUpdateOp op) {
   Value damp = floatConstant(builder, loc, element,
                              1.0 - op.getDampening().convertToDouble());
   bool nesterov = op.getNesterov();
-  SmallVector<Value> updated = buildElementwise(
+  SmallVector<Value> updated = buildUpdate(
       builder, loc, {current(op.getGradAttr())},
       {lr, weightDecay, momentum, damp, firstStep},
-      {current(op.getParamAttr()), current(bufferSymbol)},
-      [nesterov](OpBuilder &b, Location l, ArrayRef<Value> args) {
+      {current(op.getParamAttr()), current(bufferSymbol)}, op.getSkipIf(),
+      copy, [nesterov](OpBuilder &b, Location l, ArrayRef<Value> args) {
         Value grad = args[0], lr = args[1], decay = args[2],
               momentum = args[3], damp = args[4], first = args[5],
               param = args[6], buffer = args[7];
@@ -315,6 +398,8 @@ void StateRewriter::lowerSGD(tr::SGDUpdateOp op) {
       });
   update(op.getParamAttr(), updated[0]);
   update(bufferSymbol, updated[1]);
+  if (copySymbol)
+    update(copySymbol, updated[2]);
 }
 
 void StateRewriter::lowerAdam(tr::AdamUpdateOp op) {
@@ -358,11 +443,13 @@ void StateRewriter::lowerAdam(tr::AdamUpdateOp op) {
   Value b2c = floatConstant(builder, loc, element, 1.0 - beta2);
   Value eps =
       floatConstant(builder, loc, element, op.getEpsilon().convertToDouble());
-  SmallVector<Value> updated = buildElementwise(
+  FlatSymbolRefAttr copySymbol = op.getWeightCopyAttr();
+  SmallVector<Value> updated = buildUpdate(
       builder, loc, {current(op.getGradAttr())},
       {stepSize, correction2Sqrt, shrink, l2, b1, b1c, b2, b2c, eps},
       {current(op.getParamAttr()), current(op.getExpAvgAttr()),
        current(op.getExpAvgSqAttr())},
+      op.getSkipIf(), copySymbol ? current(copySymbol) : Value(),
       [](OpBuilder &b, Location l, ArrayRef<Value> args) {
         Value grad = args[0], stepSize = args[1], c2 = args[2],
               shrink = args[3], l2 = args[4], b1 = args[5], b1c = args[6],
@@ -390,6 +477,129 @@ void StateRewriter::lowerAdam(tr::AdamUpdateOp op) {
   update(op.getParamAttr(), updated[0]);
   update(op.getExpAvgAttr(), updated[1]);
   update(op.getExpAvgSqAttr(), updated[2]);
+  if (copySymbol)
+    update(copySymbol, updated[3]);
+}
+
+void StateRewriter::lowerAssign(tr::AssignOp op) {
+  Location loc = op.getLoc();
+  Value dest = current(op.getBufferAttr());
+  Value flag = op.getOnlyIf();
+  if (!flag) {
+    update(op.getBufferAttr(),
+           linalg::CopyOp::create(builder, loc, op.getValue(), dest)
+               .getResult(0));
+    return;
+  }
+  update(op.getBufferAttr(),
+         buildElementwise(
+             builder, loc, {op.getValue()}, {flag}, {dest},
+             [](OpBuilder &b, Location l, ArrayRef<Value> args) {
+               return SmallVector<Value>{arith::SelectOp::create(
+                   b, l, isSet(b, l, args[1]), args[0], args[2])};
+             })
+             .front());
+}
+
+/// g *= inv in each gradient's own generic, then found_inf = the number of
+/// non-finite results, summed across gradients into the flag's buffer and
+/// clamped to 1. A sum, not a maximum, so that the GPU's split reductions
+/// spread one long gradient over many blocks.
+void StateRewriter::lowerUnscale(tr::UnscaleCheckFiniteOp op) {
+  Location loc = op.getLoc();
+  MLIRContext *context = builder.getContext();
+  Type f32 = builder.getF32Type();
+  Type f64 = builder.getF64Type();
+  // GradScaler: inv_scale = scale.double().reciprocal().float().
+  Value scale =
+      tensor::ExtractOp::create(builder, loc, current(op.getScaleAttr()),
+                                ValueRange{});
+  Value inv = arith::TruncFOp::create(
+      builder, loc, f32,
+      arith::DivFOp::create(builder, loc, floatConstant(builder, loc, f64, 1.0),
+                            arith::ExtFOp::create(builder, loc, f64, scale)));
+  Value found = linalg::FillOp::create(
+                    builder, loc, floatConstant(builder, loc, f32, 0.0),
+                    current(op.getFoundInfAttr()))
+                    .getResult(0);
+  for (FlatSymbolRefAttr symbol : gradientSymbols(module)) {
+    Value grad = buildElementwise(
+                     builder, loc, {}, {inv}, {current(symbol)},
+                     [](OpBuilder &b, Location l, ArrayRef<Value> args) {
+                       Value g = args[1];
+                       Value wide = convertFloat(b, l, g, accumulatorType(
+                                                             g.getType()));
+                       Value product = arith::MulFOp::create(
+                           b, l, wide,
+                           convertFloat(b, l, args[0], wide.getType()));
+                       return SmallVector<Value>{
+                           convertFloat(b, l, product, g.getType())};
+                     })
+                     .front();
+    update(symbol, grad);
+    int64_t rank = cast<RankedTensorType>(grad.getType()).getRank();
+    AffineMap maps[] = {builder.getMultiDimIdentityMap(rank),
+                        AffineMap::get(rank, 0, {}, context)};
+    found = linalg::GenericOp::create(
+                builder, loc, TypeRange{found.getType()}, ValueRange{grad},
+                ValueRange{found}, maps, iteratorTypes(0, rank),
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value bad = arith::SelectOp::create(
+                      b, l, isFinite(b, l, args[0]),
+                      floatConstant(b, l, f32, 0.0),
+                      floatConstant(b, l, f32, 1.0));
+                  linalg::YieldOp::create(
+                      b, l,
+                      arith::AddFOp::create(b, l, args[1], bad).getResult());
+                })
+                .getResult(0);
+  }
+  update(op.getFoundInfAttr(),
+         buildElementwise(
+             builder, loc, {}, {}, {found},
+             [](OpBuilder &b, Location l, ArrayRef<Value> args) {
+               return SmallVector<Value>{arith::MinimumFOp::create(
+                   b, l, args[0], floatConstant(b, l, args[0].getType(), 1.0))};
+             })
+             .front());
+}
+
+/// PyTorch's _amp_update_scale_, as one 0-d generic (one GPU thread).
+void StateRewriter::lowerUpdateLossScale(tr::UpdateLossScaleOp op) {
+  Location loc = op.getLoc();
+  Type f32 = builder.getF32Type();
+  double growth = op.getGrowth().convertToDouble();
+  double backoff = op.getBackoff().convertToDouble();
+  int64_t interval = op.getInterval();
+  SmallVector<Value> updated = buildElementwise(
+      builder, loc, {current(op.getFoundInfAttr())}, {},
+      {current(op.getScaleAttr()), current(op.getGrowthTrackerAttr())},
+      [&](OpBuilder &b, Location l, ArrayRef<Value> args) {
+        Value found = args[0], scale = args[1], tracker = args[2];
+        Type i64 = tracker.getType();
+        Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(i64, 0));
+        Value backedOff = arith::MulFOp::create(
+            b, l, scale, floatConstant(b, l, f32, backoff));
+        // No overflow: count the successful steps, grow at the interval.
+        Value count = arith::AddIOp::create(
+            b, l, tracker,
+            arith::ConstantOp::create(b, l, b.getIntegerAttr(i64, 1)));
+        Value due = arith::CmpIOp::create(
+            b, l, arith::CmpIPredicate::eq, count,
+            arith::ConstantOp::create(b, l, b.getIntegerAttr(i64, interval)));
+        Value grown =
+            arith::MulFOp::create(b, l, scale, floatConstant(b, l, f32, growth));
+        Value grownScale = arith::SelectOp::create(
+            b, l, isFinite(b, l, grown), grown, scale);
+        Value okScale = arith::SelectOp::create(b, l, due, grownScale, scale);
+        Value okTracker = arith::SelectOp::create(b, l, due, zero, count);
+        Value skip = isSet(b, l, found);
+        return SmallVector<Value>{
+            arith::SelectOp::create(b, l, skip, backedOff, okScale),
+            arith::SelectOp::create(b, l, skip, zero, okTracker)};
+      });
+  update(op.getScaleAttr(), updated[0]);
+  update(op.getGrowthTrackerAttr(), updated[1]);
 }
 
 struct LowerStatePass : public traincc::impl::LowerStatePassBase<LowerStatePass> {

@@ -41,7 +41,7 @@ struct ConvertTrainToLinalgPass
         MaximumOp, MinimumOp, ReluOp, LeakyReluOp, ClipOp, SigmoidOp, TanhOp,
         DropoutOp, SoftmaxOp, LogSoftmaxOp, MaxPoolOp, AvgPoolOp,
         GlobalAvgPoolOp, ReshapeOp, FlattenOp, TransposeOp, ConcatOp, SliceOp,
-        IdentityOp, ConstantOp>();
+        IdentityOp, ConstantOp, CastOp, ScaleLossOp>();
     // Losses, gradients and the explicit training-mode ops; the ops that
     // touch persistent state (accumulate, optimizer updates, running
     // statistics) are left to state lowering.

@@ -1,9 +1,10 @@
 //===- ConvertTrainToLinalgElementwise.cpp - pointwise ops and softmax ----===//
 //
-// Unary and binary elementwise ops become one `linalg.generic` each (numpy
-// broadcasting lives in the indexing maps), softmax and log_softmax a
-// max-reduction, a sum-reduction and an elementwise epilogue. Ops that are the
-// identity at inference (identity, dropout) forward their operand.
+// Unary and binary elementwise ops, float casts included, become one
+// `linalg.generic` each (numpy broadcasting lives in the indexing maps),
+// softmax and log_softmax a max-reduction, a sum-reduction and an
+// elementwise epilogue. Ops that are the identity at inference (identity,
+// dropout) forward their operand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,28 @@ struct BinaryLowering
   using ElementwiseLowering<BinaryLowering, TrainOp>::ElementwiseLowering;
   static Value build(OpBuilder &b, Location loc, TrainOp, ValueRange args) {
     return ArithOp::create(b, loc, args[0], args[1]);
+  }
+};
+
+/// loss * scale (* factor, a scalar the body reads from above: the GPU
+/// gets it from the step's parameter block, like grad_scale elsewhere).
+struct ScaleLossLowering : OpConversionPattern<train::ScaleLossOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(train::ScaleLossOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value factor = adaptor.getFactor();
+    rewriter.replaceOp(
+        op, buildElementwise(
+                rewriter, op.getLoc(), {adaptor.getLoss(), adaptor.getScale()},
+                {}, rewriter.getF32Type(),
+                [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                  Value scaled = arith::MulFOp::create(b, loc, args[0], args[1]);
+                  if (factor)
+                    scaled = arith::MulFOp::create(b, loc, scaled, factor);
+                  return scaled;
+                }));
+    return success();
   }
 };
 
@@ -99,6 +122,16 @@ struct TanhLowering : ElementwiseLowering<TanhLowering, train::TanhOp> {
   static Value build(OpBuilder &b, Location loc, train::TanhOp,
                      ValueRange args) {
     return math::TanhOp::create(b, loc, args[0]);
+  }
+};
+
+// Rounds to nearest even (arith.truncf's default); f16 <-> bf16 through f32.
+struct CastLowering : ElementwiseLowering<CastLowering, train::CastOp> {
+  using ElementwiseLowering::ElementwiseLowering;
+  static Value build(OpBuilder &b, Location loc, train::CastOp op,
+                     ValueRange args) {
+    return convertFloat(b, loc, args[0],
+                        cast<RankedTensorType>(op.getType()).getElementType());
   }
 };
 
@@ -247,8 +280,11 @@ void traincc::codegen::populateElementwisePatterns(
                BinaryLowering<train::DivOp, arith::DivFOp>,
                // maximumf/minimumf propagate NaN, as ONNX Max/Min/Clip do.
                BinaryLowering<train::MaximumOp, arith::MaximumFOp>,
-               BinaryLowering<train::MinimumOp, arith::MinimumFOp>, ReluLowering,
+               BinaryLowering<train::MinimumOp, arith::MinimumFOp>,
+               // loss * scale, a 0-d product.
+               ScaleLossLowering, ReluLowering,
                LeakyReluLowering, ClipLowering, SigmoidLowering, TanhLowering,
+               CastLowering,
                ForwardOperandLowering<train::IdentityOp>,
                ForwardOperandLowering<train::DropoutOp>, ConstantLowering,
                SoftmaxLowering<train::SoftmaxOp, /*isLog=*/false>,

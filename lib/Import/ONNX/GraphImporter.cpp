@@ -306,7 +306,8 @@ LogicalResult GraphImporter::importInitializers() {
     if (special != kinds.end() && type.getRank() == 1)
       kind = special->second;
     params[init.name()] = train::ParamOp::create(
-        builder, getNameLoc(init.name()), init.name(), kind, type, *value);
+        builder, getNameLoc(init.name()), init.name(), kind, type, *value,
+        /*source=*/FlatSymbolRefAttr());
   }
   return success();
 }

@@ -15,6 +15,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 namespace traincc::rt {
@@ -221,7 +222,11 @@ Error runInfoCommand(const TrainerOptions &options, const ModelInfo &model,
     const traincc_state_tensor &t = abi.state[i];
     text += strCat("  ", t.name, ": ", stateKindName(t.kind), " ",
                    abiDtypeName(t.dtype), " ", formatShape(shapeOf(t)),
-                   " at offset ", int64_t(t.offset), "\n");
+                   " at offset ", int64_t(t.offset),
+                   t.source >= 0 ? strCat(" (copy of ", abi.state[t.source].name,
+                                          ")")
+                                 : std::string(),
+                   "\n");
   }
   text += strCat("workspace: ", int64_t(abi.workspace_bytes), " bytes\n");
   text += strCat("micro-batch: ", abi.micro_batch, "\n");
@@ -239,6 +244,19 @@ Error runInfoCommand(const TrainerOptions &options, const ModelInfo &model,
                    " eps ", formatFloat(abi.eps));
   text += strCat(" weight-decay ", formatFloat(abi.weight_decay), "\n");
   text += strCat("bn-stats: ", abi.bn_stats_per_step ? "step" : "micro", "\n");
+  text += strCat("precision: ", precisionName(abi.precision), "\n");
+  text += strCat("loss scaling: ", lossScalingName(abi.loss_scaling));
+  if (abi.loss_scaling != TRAINCC_LOSS_SCALING_NONE) {
+    // The compiled initial value of the scale (a run may have moved on).
+    float scale;
+    std::memcpy(&scale,
+                abi.initial_state + abi.state[abi.loss_scale_state].offset, 4);
+    text += strCat(abi.loss_scaling == TRAINCC_LOSS_SCALING_DYNAMIC
+                       ? " (initial scale "
+                       : " (scale ",
+                   formatFloat(scale), ")");
+  }
+  text += "\n";
   text += strCat("onnx model: ", int64_t(abi.onnx_model_bytes), " bytes\n");
   text += describeCosts("cpu", "loop nests", abi.cpu_costs);
   if (abi.gpu)

@@ -129,6 +129,15 @@ private:
     return ranges;
   }
 
+  Error syncLossScalerToHost() override {
+    const traincc_model &abi = *model_.abi;
+    GpuExecutor::ArenaRanges scalars;
+    for (int32_t index : {abi.loss_scale_state, abi.found_inf_state})
+      scalars.push_back({abi.state[index].offset, abi.state[index].bytes});
+    return executor_->copyStateToHost(memory_.state.data(), scalars)
+        .withContext("copying the loss scale from the device");
+  }
+
   std::unique_ptr<GpuExecutor> executor_;
   GpuExecutor::ArenaRanges gradients_;
 };
@@ -157,6 +166,19 @@ Expected<std::shared_ptr<const CudaDriver>> openCuda() {
 }
 
 } // namespace
+
+Expected<LossScalerReading> StepBackend::readLossScaler() {
+  const traincc_model &abi = *model_.abi;
+  if (abi.loss_scaling == TRAINCC_LOSS_SCALING_NONE)
+    return makeError("internal error: the model has no loss scaler");
+  if (Error err = syncLossScalerToHost())
+    return err;
+  // Validated: both are float32 scalars (Model.cpp).
+  LossScalerReading reading;
+  reading.scale = *memory_.floatTensor(abi, abi.loss_scale_state);
+  reading.foundInf = *memory_.floatTensor(abi, abi.found_inf_state) != 0;
+  return reading;
+}
 
 std::unique_ptr<StepBackend> createCpuBackend(const ModelInfo &model,
                                               ModelMemory &memory) {

@@ -311,6 +311,7 @@ std::vector<uint8_t> encodeRunState(const RunState &s) {
   w.i64(s.schedule.epochsSeen);
   writeTracker(w, s.earlyStop);
   writeTracker(w, s.bestCheckpoint);
+  w.i64(s.epochSkipped);
   return w.take();
 }
 
@@ -332,8 +333,10 @@ Error decodeRunState(const uint8_t *data, uint64_t size, RunState &s) {
   s.schedule.epochsSeen = r.i64();
   s.earlyStop = readTracker(r);
   s.bestCheckpoint = readTracker(r);
+  s.epochSkipped = r.i64();
   if (!r.ok() || !r.atEnd() || inProgress > 1 || s.position.step < 0 ||
-      s.position.epoch < 0 || s.epochSteps < 0 ||
+      s.position.epoch < 0 || s.epochSteps < 0 || s.epochSkipped < 0 ||
+      s.epochSkipped > s.epochSteps ||
       s.position.appliedSteps > s.position.step)
     return makeError("the run state section is malformed");
   return Error::success();

@@ -2,6 +2,7 @@
 
 #include "traincc/runtime/loop/Monitors.h"
 
+#include "traincc/runtime/support/HalfFloat.h"
 #include "traincc/runtime/support/Model.h"
 
 #include <cmath>
@@ -14,20 +15,6 @@ namespace {
 int64_t elementCount(const traincc_state_tensor &t) {
   int64_t size = abiDtypeSize(t.dtype);
   return size > 0 ? int64_t(t.bytes) / size : 0;
-}
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  int32_t exponent = (h >> 10) & 0x1F;
-  uint32_t mantissa = h & 0x3FF;
-  float value;
-  if (exponent == 0)
-    value = std::ldexp(float(mantissa), -24);
-  else if (exponent == 31)
-    value = mantissa ? NAN : INFINITY;
-  else
-    value = std::ldexp(float(mantissa | 0x400), exponent - 25);
-  return sign ? -value : value;
 }
 
 /// Element `i` of a state tensor as a double (float types only).
@@ -52,10 +39,7 @@ double elementAt(const traincc_state_tensor &t, const uint8_t *data,
   case TRAINCC_DTYPE_BF16: {
     uint16_t v;
     std::memcpy(&v, data + 2 * i, 2);
-    uint32_t bits = uint32_t(v) << 16;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
+    return bfloat16ToFloat(v);
   }
   default:
     return 0;

@@ -84,9 +84,18 @@ public:
   Expected<TrainingOutcome> run();
 
 private:
-  /// Runs K micro-batches and one optimizer step; sets `loss` to the mean
-  /// micro-batch loss and `gradNorm` to the gradients' norm (when measured).
-  Error optimizerStep(double &loss, std::optional<double> &gradNorm);
+  /// What one optimizer step did.
+  struct StepOutcome {
+    double loss = 0; // the mean micro-batch loss
+    std::optional<double> gradNorm; // when measured
+    double lossScale = 1; // the scale of this step's gradients
+    bool skipped = false; // loss scaling found inf/NaN gradients
+  };
+  /// Runs K micro-batches and one optimizer step.
+  Error optimizerStep(StepOutcome &outcome);
+  /// Reads the loss scale the next step's gradients get (after a resume,
+  /// the checkpoint's).
+  Error readLossScale();
   /// Validation, log and progress lines, then the epoch-end decisions and
   /// the epoch checkpoint; `stop` is set by early stopping.
   Error endOfEpoch(EpochSummary &summary, Clock::time_point start,
@@ -126,10 +135,16 @@ private:
   uint64_t seed_;
   const int64_t stepsPerEpoch_;
   double lastLearningRate_ = 0;
+  // Loss scaling (ModelABI.h): the scale the next step's gradients get, as
+  // the last apply_step left it in the arena.
+  const bool lossScaling_ =
+      model_.abi->loss_scaling != TRAINCC_LOSS_SCALING_NONE;
+  float lossScale_ = 1;
   // The epoch in progress.
   bool epochInProgress_ = false;
   int64_t epochSteps_ = 0;
   double epochLossSum_ = 0;
+  int64_t epochSkipped_ = 0;
   std::vector<uint8_t> epochStartParams_;
   // Checkpoints written by this run, oldest first.
   std::vector<std::string> epochCheckpoints_, stepCheckpoints_;
@@ -137,8 +152,17 @@ private:
   ProgressDisplay display_{progress_};
 };
 
-Error TrainingRun::optimizerStep(double &loss,
-                                 std::optional<double> &gradNorm) {
+Error TrainingRun::readLossScale() {
+  if (!lossScaling_)
+    return Error::success();
+  Expected<LossScalerReading> reading = backend_.readLossScaler();
+  if (!reading)
+    return reading.takeError();
+  lossScale_ = reading->scale;
+  return Error::success();
+}
+
+Error TrainingRun::optimizerStep(StepOutcome &outcome) {
   const traincc_model &abi = *model_.abi;
   const float gradScale = 1.0f / float(settings_.accumSteps);
   const void *target = nullptr;
@@ -165,28 +189,45 @@ Error TrainingRun::optimizerStep(double &loss,
   double lossSum = 0;
   for (float microLoss : microLosses_)
     lossSum += microLoss;
-  gradNorm.reset();
+  outcome.gradNorm.reset();
+  outcome.lossScale = lossScaling_ ? double(lossScale_) : 1.0;
   if (log_ || settings_.gradClipNorm) {
     // The monitors read (and clipping writes) the gradients on the host.
     if (Error err = backend_.syncGradientsToHost())
       return err;
-    double norm = gradientNorm(abi, memory_.state.data());
+    // With loss scaling the accumulators hold the gradients times the
+    // scale until apply_step unscales them: the norm is of the unscaled
+    // gradients, and scaling the scaled ones by clip_grad_norm_'s factor
+    // from it is GradScaler's unscale_, clip, step (inf/NaN norms give
+    // NaN gradients, which apply_step skips).
+    double norm =
+        gradientNorm(abi, memory_.state.data()) / outcome.lossScale;
     if (settings_.gradClipNorm) {
       clipGradients(abi, memory_.state.data(), norm, *settings_.gradClipNorm);
       if (Error err = backend_.syncGradientsToDevice())
         return err;
     }
-    gradNorm = norm;
+    outcome.gradNorm = norm;
   }
-  // Loss scaling will skip steps here (logged, not applied): the schedule
-  // and apply_step's step count only advance for applied steps.
+  // A step that loss scaling skips is logged, not applied: the schedule and
+  // apply_step's step count (Adam's bias correction) only advance for
+  // applied steps.
   int64_t applied = position_.appliedSteps + 1;
   lastLearningRate_ = schedule_.at(applied);
   if (Error err = backend_.applyStep(float(lastLearningRate_), applied))
     return err;
-  position_.appliedSteps = applied;
+  outcome.skipped = false;
+  if (lossScaling_) {
+    Expected<LossScalerReading> reading = backend_.readLossScaler();
+    if (!reading)
+      return reading.takeError();
+    outcome.skipped = reading->foundInf;
+    lossScale_ = reading->scale;
+  }
+  if (!outcome.skipped)
+    position_.appliedSteps = applied;
   ++position_.step;
-  loss = lossSum / double(settings_.accumSteps);
+  outcome.loss = lossSum / double(settings_.accumSteps);
   return Error::success();
 }
 
@@ -247,8 +288,14 @@ Error TrainingRun::endOfEpoch(EpochSummary &summary, Clock::time_point start,
                   *summary.valAccuracy);
     line += numbers;
   }
-  std::snprintf(numbers, sizeof(numbers), ", %lld steps, %.2fs\n",
-                (long long)summary.steps, summary.seconds);
+  std::snprintf(numbers, sizeof(numbers), ", %lld steps", (long long)summary.steps);
+  line += numbers;
+  if (summary.skippedSteps > 0) {
+    std::snprintf(numbers, sizeof(numbers), " (%lld skipped: inf/NaN gradients)",
+                  (long long)summary.skippedSteps);
+    line += numbers;
+  }
+  std::snprintf(numbers, sizeof(numbers), ", %.2fs\n", summary.seconds);
   line += numbers;
   std::fputs(line.c_str(), progress_);
 
@@ -298,6 +345,7 @@ Error TrainingRun::writeCheckpoint(const std::string &path) {
   state.epochInProgress = epochInProgress_;
   state.epochSteps = epochSteps_;
   state.epochLossSum = epochLossSum_;
+  state.epochSkipped = epochSkipped_;
   state.lastLearningRate = lastLearningRate_;
   state.schedule = schedule_.state();
   state.earlyStop = earlyStop_.state();
@@ -406,6 +454,7 @@ Error TrainingRun::resume(const std::string &path) {
   epochInProgress_ = state->epochInProgress;
   epochSteps_ = state->epochSteps;
   epochLossSum_ = state->epochLossSum;
+  epochSkipped_ = state->epochSkipped;
   epochStartParams_ = std::move(state->epochStartParams);
   lastLearningRate_ = state->lastLearningRate;
   // A plateau's reductions so far carry over to a changed --lr.
@@ -433,6 +482,10 @@ Expected<TrainingOutcome> TrainingRun::run() {
   bool hasLossScaler = false;
   for (int32_t i = 0; i < model_.abi->num_state; ++i)
     hasLossScaler |= model_.abi->state[i].kind == TRAINCC_STATE_LOSS_SCALER;
+  // The scale of the first step's gradients: the compiled initial scale, or
+  // where the resumed run left it (the checkpoint holds the whole arena).
+  if (Error err = readLossScale())
+    return err;
 
   bool stop = false;
   // A resumed epoch in progress is finished even when the limits are met.
@@ -443,18 +496,20 @@ Expected<TrainingOutcome> TrainingRun::run() {
       epochInProgress_ = true;
       epochSteps_ = 0;
       epochLossSum_ = 0;
+      epochSkipped_ = 0;
       if (Error err = backend_.syncStateToHost())
         return err;
       epochStartParams_ = snapshotTrainable(*model_.abi, memory_.state.data());
     }
     display_.startEpoch(position_.epoch + 1, settings_.epochs, stepsPerEpoch_);
     while (epochSteps_ < stepsPerEpoch_ && !reachedMaxSteps()) {
-      double loss = 0;
-      std::optional<double> gradNorm;
-      if (Error err = optimizerStep(loss, gradNorm))
+      StepOutcome outcome;
+      if (Error err = optimizerStep(outcome))
         return err;
+      const double loss = outcome.loss;
       epochLossSum_ += loss;
       ++epochSteps_;
+      epochSkipped_ += outcome.skipped ? 1 : 0;
       display_.step(epochSteps_, loss);
       if (log_) {
         StepRecord record;
@@ -462,7 +517,9 @@ Expected<TrainingOutcome> TrainingRun::run() {
         record.epoch = position_.epoch + 1;
         record.loss = loss;
         record.lr = lastLearningRate_;
-        record.gradNorm = gradNorm;
+        record.lossScale = outcome.lossScale;
+        record.skipped = outcome.skipped;
+        record.gradNorm = outcome.gradNorm;
         if (Error err = log_->write(record))
           return err;
       }
@@ -486,6 +543,7 @@ Expected<TrainingOutcome> TrainingRun::run() {
     EpochSummary summary;
     summary.epoch = position_.epoch + 1;
     summary.steps = epochSteps_;
+    summary.skippedSteps = epochSkipped_;
     summary.trainLoss =
         epochSteps_ ? epochLossSum_ / double(epochSteps_) : double(NAN);
     ++position_.epoch;

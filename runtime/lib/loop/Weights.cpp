@@ -218,6 +218,10 @@ Expected<int64_t> loadWeights(const ModelInfo &model, StepBackend &backend,
   uint8_t *arena = backend.memory().state.data();
   for (const StagedTensor &t : *staged)
     std::memcpy(arena + t.offset, t.bytes.data(), t.bytes.size());
+  // Mixed precision: the steps read the low-precision weight copies, and a
+  // skipped first step would restore the step backups; both follow the
+  // weights just loaded.
+  refreshStateCopies(abi, arena);
   if (Error err = backend.syncStateToDevice())
     return fail(std::move(err));
   return int64_t(staged->size());

@@ -2,9 +2,11 @@
 
 #include "traincc/runtime/support/Model.h"
 
+#include "traincc/runtime/support/HalfFloat.h"
 #include "traincc/runtime/support/Tensor.h"
 
 #include <cstring>
+#include <utility>
 
 namespace traincc::rt {
 
@@ -80,6 +82,34 @@ const char *stateKindName(int32_t kind) {
     return "loss-scaler";
   case TRAINCC_STATE_BN_ACCUMULATOR:
     return "bn-accumulator";
+  case TRAINCC_STATE_WEIGHT_COPY:
+    return "weight-copy";
+  case TRAINCC_STATE_STEP_BACKUP:
+    return "step-backup";
+  }
+  return "unknown";
+}
+
+const char *precisionName(int32_t precision) {
+  switch (precision) {
+  case TRAINCC_PRECISION_FP32:
+    return "fp32";
+  case TRAINCC_PRECISION_FP16:
+    return "fp16";
+  case TRAINCC_PRECISION_BF16:
+    return "bf16";
+  }
+  return "unknown";
+}
+
+const char *lossScalingName(int32_t lossScaling) {
+  switch (lossScaling) {
+  case TRAINCC_LOSS_SCALING_NONE:
+    return "none";
+  case TRAINCC_LOSS_SCALING_DYNAMIC:
+    return "dynamic";
+  case TRAINCC_LOSS_SCALING_STATIC:
+    return "static";
   }
   return "unknown";
 }
@@ -145,7 +175,7 @@ Error checkStateTensor(const traincc_model &model, int32_t index) {
                             t.name ? t.name : "<unnamed>", "'");
   if (!t.name)
     return makeError(what, " has no name");
-  if (t.kind < TRAINCC_STATE_TRAINABLE || t.kind > TRAINCC_STATE_BN_ACCUMULATOR)
+  if (t.kind < TRAINCC_STATE_TRAINABLE || t.kind > TRAINCC_STATE_STEP_BACKUP)
     return makeError(what, " has unknown kind ", t.kind);
   int64_t elementSize = abiDtypeSize(t.dtype);
   if (elementSize == 0)
@@ -167,6 +197,54 @@ Error checkStateTensor(const traincc_model &model, int32_t index) {
       t.kind == TRAINCC_STATE_GRADIENT || t.kind == TRAINCC_STATE_OPTIMIZER;
   if (owned ? (t.owner < 0 || t.owner >= model.num_state) : t.owner != -1)
     return makeError(what, " has owner ", t.owner);
+  // A copy converts its source element by element (refreshStateCopies).
+  bool copy = t.kind == TRAINCC_STATE_WEIGHT_COPY ||
+              t.kind == TRAINCC_STATE_STEP_BACKUP;
+  if (!copy)
+    return t.source == -1 ? Error::success()
+                          : makeError(what, " has source ", t.source);
+  if (t.source < 0 || t.source >= model.num_state || t.source == index)
+    return makeError(what, " has source ", t.source);
+  const traincc_state_tensor &s = model.state[t.source];
+  int64_t sourceSize = abiDtypeSize(s.dtype);
+  bool floats = t.dtype != TRAINCC_DTYPE_I64 && s.dtype != TRAINCC_DTYPE_I64;
+  if (sourceSize == 0 || (!floats && s.dtype != t.dtype) ||
+      s.bytes / uint64_t(sourceSize) != uint64_t(*elements))
+    return makeError(what, " (", abiDtypeName(t.dtype), " ",
+                     formatShape(shapeOf(t)), ") cannot copy state tensor ",
+                     t.source, " (", abiDtypeName(s.dtype), " ",
+                     formatShape(shapeOf(s)), ")");
+  return Error::success();
+}
+
+/// The loss scaler's scalars: float32, kind loss-scaler.
+Error checkLossScaling(const traincc_model &model) {
+  if (model.precision < TRAINCC_PRECISION_FP32 ||
+      model.precision > TRAINCC_PRECISION_BF16)
+    return makeError("unknown precision ", model.precision);
+  if (model.loss_scaling < TRAINCC_LOSS_SCALING_NONE ||
+      model.loss_scaling > TRAINCC_LOSS_SCALING_STATIC)
+    return makeError("unknown loss scaling ", model.loss_scaling);
+  bool scaled = model.loss_scaling != TRAINCC_LOSS_SCALING_NONE;
+  for (auto [field, index] : {std::pair<const char *, int32_t>{
+                                  "loss_scale_state", model.loss_scale_state},
+                              {"found_inf_state", model.found_inf_state}}) {
+    if (!scaled) {
+      if (index != -1)
+        return makeError(field, " is ", index, " without loss scaling");
+      continue;
+    }
+    if (index < 0 || index >= model.num_state)
+      return makeError(field, " is ", index, " for a model of ",
+                       model.num_state, " state tensors");
+    const traincc_state_tensor &t = model.state[index];
+    if (t.kind != TRAINCC_STATE_LOSS_SCALER || t.dtype != TRAINCC_DTYPE_F32 ||
+        t.bytes != 4)
+      return makeError(field, " names '", t.name, "' (",
+                       stateKindName(t.kind), " ", abiDtypeName(t.dtype), " ",
+                       formatShape(shapeOf(t)),
+                       "); expected a loss-scaler float32 scalar");
+  }
   return Error::success();
 }
 
@@ -301,6 +379,8 @@ Error checkModel(const traincc_model &model) {
   for (int32_t i = 0; i < model.num_state; ++i)
     if (Error err = checkStateTensor(model, i))
       return err;
+  if (Error err = checkLossScaling(model))
+    return err;
   if (model.onnx_model_bytes > 0 && !model.onnx_model)
     return makeError("onnx_model is null");
   if (model.gpu)
@@ -387,6 +467,20 @@ Expected<ModelInfo> inspectModel(const traincc_model *model) {
       info.frozenParameters += elements;
   }
   return info;
+}
+
+int64_t refreshStateCopies(const traincc_model &model, uint8_t *arena) {
+  int64_t refreshed = 0;
+  for (int32_t i = 0; i < model.num_state; ++i) {
+    const traincc_state_tensor &t = model.state[i];
+    if (t.source < 0)
+      continue;
+    const traincc_state_tensor &s = model.state[t.source];
+    int64_t elements = int64_t(s.bytes) / abiDtypeSize(s.dtype);
+    refreshed += convertElements(arena + s.offset, s.dtype, arena + t.offset,
+                                 t.dtype, elements);
+  }
+  return refreshed;
 }
 
 Expected<AlignedBuffer> AlignedBuffer::allocate(uint64_t bytes,

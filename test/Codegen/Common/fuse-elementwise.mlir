@@ -141,3 +141,63 @@ func.func @shared_producer(%x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8x
   %p = linalg.matmul ins(%y, %y : tensor<8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<8x8xf32>) -> tensor<8x8xf32>
   return %z, %p : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// Tests that a cast to bf16 (f32 in, bf16 out) fuses into the bf16 ReLU
+// that consumes it.
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @cast_relu
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>)
+// CHECK: %[[R:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[X]] : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.maximumf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @cast_relu(%x: tensor<4x8xf32>) -> tensor<4x8xbf16> {
+  %zero = arith.constant 0.0 : bf16
+  %e0 = tensor.empty() : tensor<4x8xbf16>
+  %y = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e0 : tensor<4x8xbf16>) {
+  ^bb0(%a: f32, %out: bf16):
+    %t = arith.truncf %a : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<4x8xbf16>
+  %e1 = tensor.empty() : tensor<4x8xbf16>
+  %z = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<4x8xbf16>) outs(%e1 : tensor<4x8xbf16>) {
+  ^bb0(%a: bf16, %out: bf16):
+    %r = arith.maximumf %a, %zero : bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  return %z : tensor<4x8xbf16>
+}
+
+// -----
+
+// Tests that an output the body writes but never reads (a weight copy)
+// keeps its parameter's argument as destination when it is a state result,
+// so that bufferization updates the parameter in place, while other
+// unread outputs get a fresh tensor.empty.
+
+#map = affine_map<(d0) -> (d0)>
+// CHECK-LABEL: func.func @state_destination
+// CHECK-SAME: (%[[P:.*]]: tensor<4xf32> {train.state = @w}, %[[C:.*]]: tensor<4xbf16> {train.state = @w.bf16}, %[[T:.*]]: tensor<4xbf16>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4xbf16>
+// CHECK-NOT: tensor.empty
+// CHECK: %[[R:.*]]:3 = linalg.generic {{.*}} outs(%[[P]], %[[C]], %[[E]] : tensor<4xf32>, tensor<4xbf16>, tensor<4xbf16>)
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
+func.func @state_destination(%p: tensor<4xf32> {train.state = @w}, %c: tensor<4xbf16> {train.state = @w.bf16}, %t: tensor<4xbf16>)
+    -> (tensor<4xf32> {train.state = @w}, tensor<4xbf16> {train.state = @w.bf16}, tensor<4xbf16>) {
+  %two = arith.constant 2.0 : f32
+  %r:3 = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel"]}
+      outs(%p, %c, %t : tensor<4xf32>, tensor<4xbf16>, tensor<4xbf16>) {
+  ^bb0(%old: f32, %oc: bf16, %ot: bf16):
+    %n = arith.mulf %old, %two : f32
+    %b = arith.truncf %n : f32 to bf16
+    linalg.yield %n, %b, %b : f32, bf16, bf16
+  } -> (tensor<4xf32>, tensor<4xbf16>, tensor<4xbf16>)
+  return %r#0, %r#1, %r#2 : tensor<4xf32>, tensor<4xbf16>, tensor<4xbf16>
+}

@@ -491,3 +491,41 @@ func.func @passthrough(%x: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<2xi64>
   %3 = train.read_param @w : tensor<2xf32>
   return %1, %2, %3 : tensor<8x16xf32>, tensor<2xi64>, tensor<2xf32>
 }
+
+// -----
+
+// Tests that a float cast becomes one elementwise generic whose body is a
+// single truncf (f32 -> bf16) or extf (bf16 -> f32), and that f16 <-> bf16
+// goes through f32.
+
+// CHECK-LABEL: func.func @cast
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<2x3xf32>) outs(%{{.*}} : tensor<2x3xbf16>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: bf16):
+// CHECK-NEXT: %[[T:.*]] = arith.truncf %[[IN]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[T]]
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3xbf16>)
+// CHECK: %[[WIDE:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK-NEXT: arith.truncf %[[WIDE]] : f32 to bf16
+// CHECK-NOT: train.cast
+func.func @cast(%x: tensor<2x3xf32>, %h: tensor<2x3xf16>) -> (tensor<2x3xbf16>, tensor<2x3xf32>, tensor<2x3xbf16>) {
+  %b = train.cast %x : tensor<2x3xf32> to tensor<2x3xbf16>
+  %f = train.cast %b : tensor<2x3xbf16> to tensor<2x3xf32>
+  %hb = train.cast %h : tensor<2x3xf16> to tensor<2x3xbf16>
+  return %b, %f, %hb : tensor<2x3xbf16>, tensor<2x3xf32>, tensor<2x3xbf16>
+}
+
+// -----
+
+// Tests that scale_loss becomes a 0-d generic multiplying loss and scale.
+
+// CHECK-LABEL: func.func @scale_loss
+// CHECK-SAME: (%[[L:.*]]: tensor<f32>, %[[S:.*]]: tensor<f32>)
+// CHECK: linalg.generic {{.*}} iterator_types = []} ins(%[[L]], %[[S]] : tensor<f32>, tensor<f32>)
+// CHECK: arith.mulf
+// CHECK-NOT: train.scale_loss
+func.func @scale_loss(%loss: tensor<f32>, %scale: tensor<f32>) -> tensor<f32> {
+  %0 = train.scale_loss %loss, %scale : tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -367,3 +367,25 @@ func.func @constants() -> (tensor<2xi64>, tensor<2xi64>) {
   %2 = train.constant dense<3> : tensor<2xi64>
   return %0, %1 : tensor<2xi64>, tensor<2xi64>
 }
+
+// -----
+
+// Tests that a cast to the same type folds away, a round trip through a
+// wider type folds to the original value, a narrowing round trip does not
+// (it rounds), and a cast of a constant folds with round-to-nearest-even.
+// CHECK-LABEL: func.func @casts
+// CHECK-SAME: (%[[X:.*]]: tensor<4xbf16>, %[[Y:.*]]: tensor<4xf32>)
+// CHECK-DAG: %[[C:.*]] = train.constant dense<1.000980e-01> : tensor<4xbf16>
+// CHECK-DAG: %[[DOWN:.*]] = train.cast %[[Y]] : tensor<4xf32> to tensor<4xbf16>
+// CHECK-DAG: %[[UP:.*]] = train.cast %[[DOWN]] : tensor<4xbf16> to tensor<4xf32>
+// CHECK: return %[[X]], %[[X]], %[[UP]], %[[C]]
+func.func @casts(%x: tensor<4xbf16>, %y: tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>) {
+  %0 = train.cast %x : tensor<4xbf16> to tensor<4xbf16>
+  %1 = train.cast %x : tensor<4xbf16> to tensor<4xf32>
+  %2 = train.cast %1 : tensor<4xf32> to tensor<4xbf16>
+  %3 = train.cast %y : tensor<4xf32> to tensor<4xbf16>
+  %4 = train.cast %3 : tensor<4xbf16> to tensor<4xf32>
+  %c = train.constant dense<0.1> : tensor<4xf32>
+  %5 = train.cast %c : tensor<4xf32> to tensor<4xbf16>
+  return %0, %2, %4, %5 : tensor<4xbf16>, tensor<4xbf16>, tensor<4xf32>, tensor<4xbf16>
+}

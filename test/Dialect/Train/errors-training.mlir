@@ -1147,3 +1147,58 @@ func.func @dropout_mask_negative_ratio(%seed: i64) {
   %m = train.dropout_mask %seed ratio -0.5 stream 0 : tensor<8x16xf32>
   return
 }
+
+// -----
+
+// Tests that a weight copy must name the parameter it copies.
+// expected-error @below {{'train.param' op a source is needed exactly for weight_copy and step_backup parameters}}
+train.param @w.bf16 weight_copy : tensor<3x4xbf16>
+
+// -----
+
+// Tests that a weight copy has its source's shape.
+module {
+  train.param @w trainable : tensor<3x4xf32>
+  // expected-error @below {{'train.param' op has type 'tensor<4x3xbf16>', but its source 'w' has type 'tensor<3x4xf32>'}}
+  train.param @w.bf16 weight_copy : tensor<4x3xbf16> {source = @w}
+}
+
+// -----
+
+// Tests that an update's weight copy must be a weight_copy parameter.
+module {
+  train.param @w trainable : tensor<3x4xf32>
+  train.param @w.grad gradient : tensor<3x4xf32>
+  func.func @f(%lr: f32, %step: i64) {
+    // expected-error @below {{'train.sgd_update' op weight copy 'w.grad' is a gradient parameter}}
+    train.sgd_update @w, @w.grad weight_copy @w.grad lr %lr step %step
+    return
+  }
+}
+
+// -----
+
+// Tests that the loss scale is an f32 scalar of the loss scaler.
+module {
+  train.param @scale loss_scaler : tensor<2xf32>
+  train.param @found loss_scaler : tensor<f32>
+  func.func @f() {
+    // expected-error @below {{'train.unscale_check_finite' op scale 'scale' has type 'tensor<2xf32>', expected 'tensor<f32>'}}
+    train.unscale_check_finite @scale, @found
+    return
+  }
+}
+
+// -----
+
+// Tests GradScaler's constraints on the scale update: backoff in (0, 1].
+module {
+  train.param @scale loss_scaler : tensor<f32>
+  train.param @tracker loss_scaler : tensor<i64>
+  train.param @found loss_scaler : tensor<f32>
+  func.func @f() {
+    // expected-error @below {{'train.update_loss_scale' op backoff must be in (0, 1], got 2.000000e+00}}
+    train.update_loss_scale @scale, @tracker, @found growth 2.0 backoff 2.0 interval 2000
+    return
+  }
+}

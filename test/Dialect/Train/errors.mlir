@@ -41,7 +41,7 @@ func.func @ceil_mode_drops_window(%x: tensor<1x1x5xf32>) {
 
 // Tests that an unknown parameter kind is named in the error.
 module {
-  // expected-error @below {{expected one of trainable, frozen, running_mean, running_var, gradient, optimizer_state, loss_scaler, bn_accumulator; got 'learnable'}}
+  // expected-error @below {{expected one of trainable, frozen, running_mean, running_var, gradient, optimizer_state, loss_scaler, bn_accumulator, weight_copy, step_backup; got 'learnable'}}
   train.param @w learnable : tensor<2xf32>
 }
 

@@ -95,3 +95,47 @@ func.func @step(%x: tensor<8x16x4x4xf32>, %s: f32, %lr: f32, %step: i64, %seed: 
   %m = train.dropout_mask %seed ratio 5.0e-01 stream 3 : tensor<8x16xf32>
   return
 }
+
+// -----
+
+// Tests that the mixed-precision and loss-scaling ops and operands
+// round-trip: casts, weight copies and step backups naming their source,
+// the scaled loss, unscaling, the scale update, conditional assignment and
+// skipped updates that rewrite a weight copy.
+// CHECK-LABEL: module @loss_scaling
+// CHECK: train.param @w.bf16 weight_copy : tensor<3x4xbf16> {source = @w}
+// CHECK: train.param @rm.step_start step_backup : tensor<4xf32> {source = @rm}
+// CHECK: train.cast %{{.*}} : tensor<2x4xf32> to tensor<2x4xbf16>
+// CHECK: train.scale_loss %{{.*}}, %{{.*}} : tensor<f32>
+// CHECK: train.unscale_check_finite @loss_scaler.scale, @loss_scaler.found_inf
+// CHECK: train.sgd_update @w, @w.grad weight_copy @w.bf16 lr %{{.*}} step %{{.*}} skip_if %{{.*}}
+// CHECK: train.adam_update @w, @w.grad, @w.m, @w.v weight_copy @w.bf16 lr %{{.*}} step %{{.*}} skip_if %{{.*}}
+// CHECK: train.assign @rm, %{{.*}} only_if %{{.*}} : tensor<4xf32>
+// CHECK: train.bn_running_update @rm, @rv, %{{.*}}, %{{.*}} momentum 1.000000e-01 count 8 skip_if %{{.*}} : tensor<4xf32>
+// CHECK: train.update_loss_scale @loss_scaler.scale, @loss_scaler.growth_tracker, @loss_scaler.found_inf growth 2.000000e+00 backoff 5.000000e-01 interval 2000
+module @loss_scaling {
+  train.param @w trainable : tensor<3x4xf32>
+  train.param @w.grad gradient : tensor<3x4xf32>
+  train.param @w.m optimizer_state : tensor<3x4xf32>
+  train.param @w.v optimizer_state : tensor<3x4xf32>
+  train.param @w.bf16 weight_copy : tensor<3x4xbf16> {source = @w}
+  train.param @rm running_mean : tensor<4xf32>
+  train.param @rv running_var : tensor<4xf32>
+  train.param @rm.step_start step_backup : tensor<4xf32> {source = @rm}
+  train.param @loss_scaler.scale loss_scaler : tensor<f32> = dense<65536.0>
+  train.param @loss_scaler.growth_tracker loss_scaler : tensor<i64> = dense<0>
+  train.param @loss_scaler.found_inf loss_scaler : tensor<f32> = dense<0.0>
+  func.func @f(%x: tensor<2x4xf32>, %l: tensor<f32>, %lr: f32, %step: i64, %stat: tensor<4xf32>) -> (tensor<2x4xbf16>, tensor<f32>) {
+    %0 = train.cast %x : tensor<2x4xf32> to tensor<2x4xbf16>
+    %s = train.read_param @loss_scaler.scale : tensor<f32>
+    %1 = train.scale_loss %l, %s : tensor<f32>
+    train.unscale_check_finite @loss_scaler.scale, @loss_scaler.found_inf
+    %found = train.read_param @loss_scaler.found_inf : tensor<f32>
+    train.sgd_update @w, @w.grad weight_copy @w.bf16 lr %lr step %step skip_if %found
+    train.adam_update @w, @w.grad, @w.m, @w.v weight_copy @w.bf16 lr %lr step %step skip_if %found
+    train.assign @rm, %stat only_if %found : tensor<4xf32>
+    train.bn_running_update @rm, @rv, %stat, %stat momentum 0.1 count 8 skip_if %found : tensor<4xf32>
+    train.update_loss_scale @loss_scaler.scale, @loss_scaler.growth_tracker, @loss_scaler.found_inf growth 2.0 backoff 0.5 interval 2000
+    return %0, %1 : tensor<2x4xbf16>, tensor<f32>
+  }
+}

@@ -2,8 +2,9 @@
 """Checks a pack of scripts/gpu-prepare.sh: manifest.json lists every file
 with its size and sha256, nothing else is there, the whole stays under the
 device tool's 64 MiB (the working tree travels too: --limit-mib), and each
-packed trainer's `trainer info` has a GPU program. Prints one line per
-trainer for FileCheck."""
+packed trainer's `trainer info` has a GPU program, and the mixed-precision
+ones (parity_amp, fashion_amp) the manifest's precision and loss scaling.
+Prints one line per trainer for FileCheck."""
 import argparse
 import gzip
 import hashlib
@@ -47,11 +48,19 @@ def main():
                  f"{args.limit_mib:g} MiB")
     print(f"pack: {len(listed)} files, under {args.limit_mib:g} MiB, "
           f"gpu_arch {manifest['gpu_arch']}, cpu {manifest['cpu']}")
-    entries = [(c["name"], c.get("trainer"), c.get("error"))
+    amp = manifest.get("parity_amp", [])
+    entries = [(c["name"], c.get("trainer"), c.get("error"), None)
                for c in manifest["parity"]]
-    entries.append(("fashion", manifest["fashion"]["trainer"], None))
+    entries += [(c["name"], c.get("trainer"), c.get("error"), c)
+                for c in amp]
+    entries.append(("fashion", manifest["fashion"]["trainer"], None, None))
+    for precision, e in sorted(manifest.get("fashion_amp", {}).items()):
+        entries.append((f"fashion-{precision}", e.get("trainer"),
+                        e.get("error"), dict(e, loss_scale="dynamic"
+                                             if precision == "fp16" else
+                                             "none")))
     tmp = tempfile.mkdtemp(prefix="check-pack-")
-    for name, rel, error in entries:
+    for name, rel, error, cfg in entries:
         if error:
             print(f"{name}: {error}")
             continue
@@ -65,10 +74,23 @@ def main():
                               text=True, check=True)
         line = [l for l in info.stdout.splitlines()
                 if l.startswith("gpu program:")]
-        print(f"{name}: {line[0] if line else 'no gpu program'}")
+        mixed = ""
+        if cfg:
+            got = {k: v.strip() for k, _, v in (
+                l.partition(":") for l in info.stdout.splitlines()
+                if l.startswith(("precision:", "loss scaling:")))}
+            scaling = got.get("loss scaling", "?").split()[0]
+            if (got.get("precision"), scaling) != (cfg["precision"],
+                                                   cfg["loss_scale"]):
+                sys.exit(f"FAIL: {name}: precision {got.get('precision')}, "
+                         f"loss scaling {scaling}; the manifest says "
+                         f"{cfg['precision']}, {cfg['loss_scale']}")
+            mixed = (f"precision {got['precision']}, loss scaling "
+                     f"{got['loss scaling']}; ")
+        print(f"{name}: {mixed}{line[0] if line else 'no gpu program'}")
     shutil.rmtree(tmp)
     for rel in ("x.npy", "y.npy", "init.npz", "model.onnx"):
-        for c in manifest["parity"]:
+        for c in manifest["parity"] + amp:
             if not c.get("error") and c["dir"] + "/" + rel not in listed:
                 sys.exit(f"FAIL: {c['name']} has no {rel}")
     return 0

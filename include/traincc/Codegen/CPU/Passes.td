@@ -58,6 +58,22 @@ def OutlineParallelLoopsPass
   ];
 }
 
+def ExpandBF16ConversionsPass
+    : Pass<"traincc-expand-bf16-conversions", "mlir::ModuleOp"> {
+  let summary = "Rewrites bf16 <-> f32 conversions as integer arithmetic";
+  let description = [{
+    `arith.extf` from bf16 becomes a shift of the bits, `arith.truncf` to
+    bf16 the round-to-nearest-even integer sequence (NaN stays NaN), with
+    upstream's `arith` bf16 expansion patterns. LLVM would otherwise call
+    libgcc's `__truncsfbf2`, which GCC 12 (Debian 12) lacks, or use
+    AVX512-BF16's `vcvtneps2bf16`, which flushes denormals to zero: the
+    integer form rounds alike on every CPU, as the GPU's `cvt.rn.bf16.f32`
+    does. Other arithmetic on bf16 must already be widened to f32
+    (`arith-emulate-unsupported-floats`); only the conversions are left.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def LowerParallelCallsPass
     : Pass<"traincc-lower-parallel-calls", "mlir::ModuleOp"> {
   let summary = "Turns calls of outlined parallel bodies into "

@@ -14,7 +14,8 @@ def LowerStatePass : Pass<"traincc-lower-state", "mlir::ModuleOp"> {
     uses (argument attribute `train.state` names it), in first-use order.
     `train.read_param` becomes that argument (or the value last written to
     it); each update (`accumulate`, `assign`, `zero`, `bn_running_update`,
-    `sgd_update`, `adam_update`) becomes a `linalg` op whose destination is
+    `sgd_update`, `adam_update`, `unscale_check_finite`,
+    `update_loss_scale`) becomes a `linalg` op whose destination is
     the parameter's current value, and the final value of every written
     parameter is returned (result attribute `train.state`). One-shot
     bufferization with function-boundary bufferization then updates the
@@ -25,6 +26,17 @@ def LowerStatePass : Pass<"traincc-lower-state", "mlir::ModuleOp"> {
     Optimizer arithmetic follows PyTorch: SGD's momentum buffer starts as
     the first step's gradient; Adam's bias corrections are computed in
     double precision from the step count, like PyTorch's Python floats.
+
+    Loss scaling, as GradScaler: `unscale_check_finite` multiplies every
+    `gradient` parameter by `1 / scale` (the reciprocal in f64, rounded to
+    f32), one generic each, and sums non-finite indicators of all of them
+    into `found_inf`, clamped to 1; `update_loss_scale` is one 0-d generic.
+    A `skip_if` flag (`sgd_update`, `adam_update`, `bn_running_update`) or
+    `only_if` flag (`assign`) is a 0-d operand of the update's generic that
+    selects the old values per element: skipping is data, not control flow,
+    so a GPU step stays one fixed launch sequence. A `weight_copy` is one
+    more output of the optimizer's generic, the new parameter rounded to
+    the copy's type.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -76,6 +88,12 @@ def FuseElementwisePass
     Example: `%y = linalg.generic {x * s + b}` used only by
     `%z = linalg.generic {max(y, 0)}` becomes one
     `linalg.generic {max(x * s + b, 0)}`.
+
+    The fusion patterns give an output that the body never reads a
+    `tensor.empty` destination; where that output is a parameter the
+    function returns (a weight copy, written but not read), its argument
+    is put back as the destination, so that bufferization still updates
+    the parameter in place.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

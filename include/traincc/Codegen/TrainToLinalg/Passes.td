@@ -28,7 +28,8 @@ def ConvertTrainToLinalgPass
       `linalg.generic` when batch axes broadcast.
     - Elementwise ops are `linalg.generic`s with numpy broadcasting in their
       indexing maps. `train.softmax` / `train.log_softmax` subtract the row
-      maximum first.
+      maximum first. `train.cast` is a `truncf`/`extf` (round to nearest
+      even; f16 <-> bf16 through f32); `train.scale_loss` a 0-d product.
     - `train.max_pool` pads with -inf (padding never wins); `train.avg_pool`
       pads with zeros and divides by a per-position count (real elements,
       or the window clipped to the padded input with `count_include_pad`);
@@ -62,7 +63,9 @@ def ConvertTrainToLinalgPass
 
     Compute happens in the element type (f32, f16, bf16, f64), except that
     convolutions, matrix products and the sums of average pooling and
-    softmax accumulate f16/bf16 in f32 and round once at the end.
+    softmax accumulate f16/bf16 in f32 and round once at the end. (The
+    backends then compute each f16/bf16 operation in f32 and round it,
+    which gives the same result for +, -, *, / and max.)
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

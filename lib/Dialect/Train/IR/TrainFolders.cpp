@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
 
@@ -21,6 +22,34 @@ using namespace traincc::train;
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 OpFoldResult IdentityOp::fold(FoldAdaptor) { return getInput(); }
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  Type from = getInput().getType();
+  if (from == getType())
+    return getInput();
+  // A round trip through a type that holds every value of the source
+  // (bf16 -> f32 -> bf16) is exact.
+  if (auto widen = getInput().getDefiningOp<CastOp>()) {
+    Type source = widen.getInput().getType();
+    auto width = [](Type type) {
+      return cast<FloatType>(getElementTypeOrSelf(type)).getWidth();
+    };
+    if (source == getType() && width(from) > width(source))
+      return widen.getInput();
+  }
+  auto constant = dyn_cast_if_present<DenseFPElementsAttr>(adaptor.getInput());
+  if (!constant)
+    return {};
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(getType().getElementType()).getFloatSemantics();
+  return constant.mapValues(
+      getType().getElementType(), [&](const APFloat &value) {
+        APFloat converted = value;
+        bool losesInfo;
+        converted.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+        return converted.bitcastToAPInt();
+      });
+}
 
 OpFoldResult DropoutOp::fold(FoldAdaptor) {
   if (getRatio().isZero())

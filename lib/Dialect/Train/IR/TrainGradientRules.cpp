@@ -350,6 +350,21 @@ LogicalResult MinimumOp::emitGradient(GradientEmitter &e) {
   return selectRule(*this, e.getGradient(getResult()), e);
 }
 
+LogicalResult CastOp::emitGradient(GradientEmitter &e) {
+  Value dy = e.getGradient(getResult());
+  e.addGradient(getInput(), CastOp::create(e.getBuilder(), getLoc(),
+                                           getInput().getType(), dy));
+  return success();
+}
+
+LogicalResult ScaleLossOp::emitGradient(GradientEmitter &e) {
+  Value dy = e.getGradient(getResult());
+  // Linear in the loss: the gradient is the same product.
+  e.addGradient(getLoss(), ScaleLossOp::create(e.getBuilder(), getLoc(), dy,
+                                               getScale(), getFactor()));
+  return success();
+}
+
 LogicalResult ReluOp::emitGradient(GradientEmitter &e) {
   Value dy = e.getGradient(getResult());
   e.addGradient(getInput(), ReluBackwardOp::create(e.getBuilder(), getLoc(), dy,

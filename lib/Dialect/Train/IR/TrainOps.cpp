@@ -232,6 +232,23 @@ LogicalResult ParamOp::verify() {
       getTensorType().getRank() != 1)
     return emitOpError("running statistics must be a vector, got ")
            << getType();
+  bool isCopy = getKind() == ParamKind::WeightCopy ||
+                getKind() == ParamKind::StepBackup;
+  if (isCopy != static_cast<bool>(getSourceAttr()))
+    return emitOpError("a source is needed exactly for weight_copy and "
+                       "step_backup parameters");
+  if (FlatSymbolRefAttr source = getSourceAttr()) {
+    auto module = (*this)->getParentOfType<ModuleOp>();
+    auto param = module ? module.lookupSymbol<ParamOp>(source.getAttr())
+                        : ParamOp();
+    if (!param)
+      return emitOpError("source '")
+             << source.getValue() << "' does not name a train.param";
+    if (param.getTensorType().getShape() != getTensorType().getShape())
+      return emitOpError("has type ")
+             << getType() << ", but its source '" << source.getValue()
+             << "' has type " << param.getType();
+  }
   return success();
 }
 

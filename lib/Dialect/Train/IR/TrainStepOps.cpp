@@ -5,6 +5,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace traincc::train;
 
@@ -171,10 +173,31 @@ LogicalResult SGDUpdateOp::verify() {
   return success();
 }
 
+/// A `weight_copy` has the parameter's shape, a float element type, and
+/// the `weight_copy` kind.
+static LogicalResult verifyWeightCopy(Operation *op,
+                                      SymbolTableCollection &symbols,
+                                      FlatSymbolRefAttr copy, Type paramType) {
+  if (!copy)
+    return success();
+  FailureOr<ParamOp> param = lookupBuffer(op, symbols, copy, "weight copy",
+                                          Type());
+  if (failed(param) || failed(requireKind(op, *param, "weight copy",
+                                          {ParamKind::WeightCopy})))
+    return failure();
+  if (param->getTensorType().getShape() !=
+      cast<RankedTensorType>(paramType).getShape())
+    return op->emitOpError("weight copy '")
+           << copy.getValue() << "' has type " << param->getType()
+           << ", expected the shape of " << paramType;
+  return success();
+}
+
 LogicalResult SGDUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
   FailureOr<Type> type =
       verifyParamAndGrad(*this, symbols, getParamAttr(), getGradAttr());
-  if (failed(type))
+  if (failed(type) ||
+      failed(verifyWeightCopy(*this, symbols, getWeightCopyAttr(), *type)))
     return failure();
   if (FlatSymbolRefAttr buffer = getMomentumBufferAttr()) {
     FailureOr<ParamOp> state =
@@ -205,7 +228,8 @@ LogicalResult AdamUpdateOp::verify() {
 LogicalResult AdamUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
   FailureOr<Type> type =
       verifyParamAndGrad(*this, symbols, getParamAttr(), getGradAttr());
-  if (failed(type))
+  if (failed(type) ||
+      failed(verifyWeightCopy(*this, symbols, getWeightCopyAttr(), *type)))
     return failure();
   for (auto [role, symbol] :
        {std::pair<StringRef, FlatSymbolRefAttr>{"first moment",
@@ -217,6 +241,56 @@ LogicalResult AdamUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
       return failure();
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Loss scaling
+//===----------------------------------------------------------------------===//
+
+/// The loss scaler's buffers: 0-d, of `element` type, kind `loss_scaler`.
+static LogicalResult verifyScalerBuffer(Operation *op,
+                                        SymbolTableCollection &symbols,
+                                        FlatSymbolRefAttr symbol,
+                                        StringRef role, Type element) {
+  FailureOr<ParamOp> param = lookupBuffer(
+      op, symbols, symbol, role, RankedTensorType::get({}, element));
+  if (failed(param))
+    return failure();
+  return requireKind(op, *param, role, {ParamKind::LossScaler});
+}
+
+LogicalResult
+UnscaleCheckFiniteOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  Builder b(getContext());
+  if (failed(verifyScalerBuffer(*this, symbols, getScaleAttr(), "scale",
+                                b.getF32Type())))
+    return failure();
+  return verifyScalerBuffer(*this, symbols, getFoundInfAttr(), "found_inf",
+                            b.getF32Type());
+}
+
+LogicalResult UpdateLossScaleOp::verify() {
+  float growth = getGrowth().convertToFloat();
+  float backoff = getBackoff().convertToFloat();
+  if (!(growth >= 1.0f) || std::isinf(growth))
+    return emitOpError("growth must be a finite number >= 1, got ") << growth;
+  if (!(backoff > 0.0f && backoff <= 1.0f))
+    return emitOpError("backoff must be in (0, 1], got ") << backoff;
+  if (getInterval() < 1)
+    return emitOpError("interval must be positive, got ") << getInterval();
+  return success();
+}
+
+LogicalResult
+UpdateLossScaleOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  Builder b(getContext());
+  if (failed(verifyScalerBuffer(*this, symbols, getScaleAttr(), "scale",
+                                b.getF32Type())) ||
+      failed(verifyScalerBuffer(*this, symbols, getGrowthTrackerAttr(),
+                                "growth tracker", b.getI64Type())))
+    return failure();
+  return verifyScalerBuffer(*this, symbols, getFoundInfAttr(), "found_inf",
+                            b.getF32Type());
 }
 
 //===----------------------------------------------------------------------===//

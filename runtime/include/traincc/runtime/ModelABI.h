@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define TRAINCC_ABI_VERSION 4
+#define TRAINCC_ABI_VERSION 5
 
 typedef enum {
   TRAINCC_DTYPE_F32 = 0,
@@ -48,10 +48,38 @@ typedef enum {
   TRAINCC_STATE_RUNNING_VAR = 3,
   TRAINCC_STATE_GRADIENT = 4,    /* gradient accumulator of `owner` */
   TRAINCC_STATE_OPTIMIZER = 5,   /* momentum / Adam moments of `owner` */
-  TRAINCC_STATE_LOSS_SCALER = 6, /* scale and growth counter */
+  TRAINCC_STATE_LOSS_SCALER = 6, /* scale, growth counter, found_inf */
   TRAINCC_STATE_BN_ACCUMULATOR = 7, /* --bn-stats step: pooled statistics
                                        of the micro-batches of one step */
+  TRAINCC_STATE_WEIGHT_COPY = 8, /* mixed precision: `source` in the
+                                    compute type, which the steps read and
+                                    the optimizer rewrites */
+  TRAINCC_STATE_STEP_BACKUP = 9, /* loss scaling: `source` as it was at the
+                                    start of the optimizer step, restored
+                                    when the step is skipped */
 } traincc_state_kind;
+
+/* traincc --precision: the type of the step's compute (master weights,
+   BatchNorm and the loss stay float32). */
+typedef enum {
+  TRAINCC_PRECISION_FP32 = 0,
+  TRAINCC_PRECISION_FP16 = 1,
+  TRAINCC_PRECISION_BF16 = 2,
+} traincc_precision;
+
+/* traincc --loss-scale. With either kind of scaling, micro_step adds the
+   gradients times the scale (state `loss_scale_state`) into the
+   accumulators and still reports the unscaled loss; apply_step unscales
+   them, sets `found_inf_state` to 1 when one is inf or NaN and then skips
+   the update (parameters, optimizer state and BatchNorm statistics keep
+   their values), and, when dynamic, updates the scale the way PyTorch's
+   GradScaler does (halved on inf/NaN, doubled after a number of finite
+   steps). */
+typedef enum {
+  TRAINCC_LOSS_SCALING_NONE = 0,
+  TRAINCC_LOSS_SCALING_DYNAMIC = 1,
+  TRAINCC_LOSS_SCALING_STATIC = 2,
+} traincc_loss_scaling;
 
 typedef enum {
   TRAINCC_LOSS_CROSS_ENTROPY = 0, /* targets: int64 class indices [N] */
@@ -82,6 +110,10 @@ typedef struct {
   uint64_t bytes;
   int32_t owner; /* index of the parameter a gradient/optimizer tensor
                     belongs to; -1 otherwise */
+  int32_t source; /* weight copies and step backups: index of the state
+                     tensor this one copies, converted to this one's dtype
+                     (the runtime refreshes copies after loading weights);
+                     -1 otherwise */
 } traincc_state_tensor;
 
 /* What one step's kernels cost, as `traincc --report` counts them: the
@@ -177,6 +209,14 @@ typedef struct {
   float momentum, dampening, weight_decay, beta1, beta2, eps;
   int32_t bn_stats_per_step; /* 0: per micro-batch (PyTorch); 1: per step */
   int32_t num_classes;       /* cross-entropy: size of the class axis */
+  int32_t precision;         /* traincc_precision */
+  int32_t loss_scaling;      /* traincc_loss_scaling */
+  /* With loss scaling, the state indices of the scale (float32 scalar: the
+     scale the next micro-steps multiply the gradients by) and of found_inf
+     (float32 scalar: non-zero when the last apply_step was skipped); -1
+     without. */
+  int32_t loss_scale_state;
+  int32_t found_inf_state;
 
   traincc_io_tensor input;
   traincc_io_tensor target; /* dtype/shape of one micro-batch of targets */

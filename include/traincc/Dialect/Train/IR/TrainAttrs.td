@@ -16,7 +16,13 @@ def Train_ParamKind : I32EnumAttr<"ParamKind", "kind of a module-level parameter
     I32EnumAttrCase<"Gradient", 4, "gradient">,
     I32EnumAttrCase<"OptimizerState", 5, "optimizer_state">,
     I32EnumAttrCase<"LossScaler", 6, "loss_scaler">,
-    I32EnumAttrCase<"BNAccumulator", 7, "bn_accumulator">
+    I32EnumAttrCase<"BNAccumulator", 7, "bn_accumulator">,
+    // Mixed precision: the low-precision copy of a master weight that the
+    // forward and backward passes read, rewritten by each optimizer update.
+    I32EnumAttrCase<"WeightCopy", 8, "weight_copy">,
+    // Loss scaling: a tensor's value at the start of the optimizer step,
+    // restored when the step is skipped.
+    I32EnumAttrCase<"StepBackup", 9, "step_backup">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::traincc::train";

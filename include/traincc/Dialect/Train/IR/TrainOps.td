@@ -76,11 +76,19 @@ def Train_ParamOp : Train_Op<"param", [Symbol, HasParent<"::mlir::ModuleOp">]> {
     train.param @"fc.weight" trainable : tensor<10x64xf32> = dense<0.0>
     train.param @"bn.running_var" running_var : tensor<64xf32>
     ```
+
+    A `weight_copy` or `step_backup` names the parameter it copies as
+    `source` (converted to its own element type):
+
+    ```mlir
+    train.param @"fc.weight.bf16" weight_copy : tensor<10x64xbf16> {source = @"fc.weight"}
+    ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        Train_ParamKindAttr:$kind,
                        TypeAttrOf<Train_Tensor>:$type,
-                       OptionalAttr<ElementsAttr>:$initial_value);
+                       OptionalAttr<ElementsAttr>:$initial_value,
+                       OptionalAttr<FlatSymbolRefAttr>:$source);
   // Custom directives: the kind prints as a bare word, and the initial value
   // without its type (and without a stray space when it is absent).
   let assemblyFormat = [{
@@ -635,6 +643,25 @@ def Train_SliceOp : Train_ComputeOp<"slice", [Train_Differentiable]> {
     $input `starts` $starts `ends` $ends `steps` $steps attr-dict
     `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
+}
+
+def Train_CastOp
+    : Train_Op<"cast", [Train_Differentiable, Pure, Elementwise,
+                        SameOperandsAndResultShape]> {
+  let summary = "converts a float tensor to another float type";
+  let description = [{
+    Rounds to nearest, ties to even (as PyTorch's `.to(dtype)`); values
+    beyond the target's range become infinities. Mixed precision inserts
+    these; ONNX Cast between float types imports as one.
+
+    ```mlir
+    %y = train.cast %x : tensor<8x16xf32> to tensor<8x16xbf16>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasFolder = 1;
 }
 

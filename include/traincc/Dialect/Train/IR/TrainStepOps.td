@@ -17,6 +17,10 @@ class Train_StateOp<string mnemonic, list<Trait> traits = []>
           DeclareOpInterfaceMethods<SymbolUserOpInterface>,
           MemoryEffects<[MemRead, MemWrite]>])>;
 
+// A 0-d f32 flag: non-zero means "yes" (loss scaling's found_inf).
+def Train_Flag : 0DTensorOf<[F32]>,
+    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getF32Type())">;
+
 //===----------------------------------------------------------------------===//
 // Explicit BatchNorm
 //===----------------------------------------------------------------------===//
@@ -61,7 +65,7 @@ def Train_BNApplyOp : Train_Op<"bn_apply", [Train_Differentiable, Pure,
 }
 
 def Train_BNRunningUpdateOp : Train_StateOp<"bn_running_update",
-    [AllTypesMatch<["mean", "variance"]>]> {
+    [AllTypesMatch<["mean", "variance"]>, AttrSizedOperandSegments]> {
   let summary = "moves running statistics towards batch statistics";
   let description = [{
     `r = (1 - momentum) * r + momentum * stat`, PyTorch's convention; the
@@ -76,16 +80,20 @@ def Train_BNRunningUpdateOp : Train_StateOp<"bn_running_update",
     train.bn_running_update @"bn.running_mean", @"bn.running_var", %mean, %var
         momentum 1.0e-01 count 128 batches %k : tensor<16xf32>, tensor<f32>
     ```
+
+    With `skip_if %found_inf` (loss scaling), nothing changes when the flag
+    is non-zero.
   }];
   let arguments = (ins FlatSymbolRefAttr:$running_mean,
                        FlatSymbolRefAttr:$running_var,
                        Train_FloatTensor:$mean, Train_FloatTensor:$variance,
                        Optional<0DTensorOf<[F16, BF16, F32, F64]>>:$batches,
+                       Optional<Train_Flag>:$skip_if,
                        F32Attr:$momentum, I64Attr:$count);
   let assemblyFormat = [{
     $running_mean `,` $running_var `,` $mean `,` $variance `momentum` $momentum
-    `count` $count (`batches` $batches^)? attr-dict `:` type($mean)
-    (`,` type($batches)^)?
+    `count` $count (`batches` $batches^)? (`skip_if` $skip_if^)? attr-dict
+    `:` type($mean) (`,` type($batches)^)?
   }];
   let hasVerifier = 1;
 }
@@ -113,12 +121,18 @@ def Train_AccumulateOp : Train_StateOp<"accumulate"> {
 def Train_AssignOp : Train_StateOp<"assign"> {
   let summary = "buffer = value";
   let description = [{
+    With `only_if %flag`, the buffer changes only when the flag is non-zero
+    (loss scaling restores a backup this way on a skipped step).
+
     ```mlir
     train.assign @"bn.mean_sum", %zero : tensor<16xf32>
+    train.assign @"bn.running_mean", %saved only_if %found_inf : tensor<16xf32>
     ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$buffer, Train_Tensor:$value);
-  let assemblyFormat = "$buffer `,` $value attr-dict `:` type($value)";
+  let arguments = (ins FlatSymbolRefAttr:$buffer, Train_Tensor:$value,
+                       Optional<Train_Flag>:$only_if);
+  let assemblyFormat =
+      "$buffer `,` $value (`only_if` $only_if^)? attr-dict `:` type($value)";
 }
 
 def Train_ZeroOp : Train_StateOp<"zero"> {
@@ -142,22 +156,29 @@ def Train_SGDUpdateOp : Train_StateOp<"sgd_update"> {
     `g = grad + weight_decay * p`; with momentum, `buf = g` on step 1 and
     `buf = momentum * buf + (1 - dampening) * g` after, then `g = buf`
     (or `g + momentum * buf` with nesterov); `p -= lr * g`. Reads the
-    accumulated gradient; does not clear it.
+    accumulated gradient; does not clear it. With `weight_copy @c`, also
+    writes the new p rounded to c's element type into c (mixed precision:
+    the forward reads that copy). With `skip_if %found_inf`, nothing
+    changes when the flag is non-zero (a step skipped by loss scaling).
 
     ```mlir
     train.sgd_update @w, @"w.grad", @"w.momentum" lr %lr step %step
         {momentum = 9.0e-01 : f32}
+    train.sgd_update @w, @"w.grad" weight_copy @"w.bf16" lr %lr step %step
+        skip_if %found_inf
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$param, FlatSymbolRefAttr:$grad,
                        OptionalAttr<FlatSymbolRefAttr>:$momentum_buffer,
-                       F32:$lr, I64:$step,
+                       OptionalAttr<FlatSymbolRefAttr>:$weight_copy,
+                       F32:$lr, I64:$step, Optional<Train_Flag>:$skip_if,
                        DefaultValuedAttr<F32Attr, "0.0f">:$momentum,
                        DefaultValuedAttr<F32Attr, "0.0f">:$dampening,
                        DefaultValuedAttr<BoolAttr, "false">:$nesterov,
                        DefaultValuedAttr<F32Attr, "0.0f">:$weight_decay);
   let assemblyFormat = [{
-    $param `,` $grad (`,` $momentum_buffer^)? `lr` $lr `step` $step attr-dict
+    $param `,` $grad (`,` $momentum_buffer^)? (`weight_copy` $weight_copy^)?
+    `lr` $lr `step` $step (`skip_if` $skip_if^)? attr-dict
   }];
   let hasVerifier = 1;
 }
@@ -171,6 +192,7 @@ def Train_AdamUpdateOp : Train_StateOp<"adam_update"> {
     `v = beta2 * v + (1 - beta2) * g * g` and
     `p -= lr * (m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + epsilon)`:
     as in PyTorch, epsilon is added to the bias-corrected square root.
+    `weight_copy` and `skip_if` act as in `train.sgd_update`.
 
     ```mlir
     train.adam_update @w, @"w.grad", @"w.exp_avg", @"w.exp_avg_sq" lr %lr
@@ -180,15 +202,85 @@ def Train_AdamUpdateOp : Train_StateOp<"adam_update"> {
   }];
   let arguments = (ins FlatSymbolRefAttr:$param, FlatSymbolRefAttr:$grad,
                        FlatSymbolRefAttr:$exp_avg,
-                       FlatSymbolRefAttr:$exp_avg_sq, F32:$lr, I64:$step,
+                       FlatSymbolRefAttr:$exp_avg_sq,
+                       OptionalAttr<FlatSymbolRefAttr>:$weight_copy,
+                       F32:$lr, I64:$step, Optional<Train_Flag>:$skip_if,
                        DefaultValuedAttr<F32Attr, "0.9f">:$beta1,
                        DefaultValuedAttr<F32Attr, "0.999f">:$beta2,
                        DefaultValuedAttr<F32Attr, "1e-8f">:$epsilon,
                        DefaultValuedAttr<F32Attr, "0.0f">:$weight_decay,
                        DefaultValuedAttr<BoolAttr, "false">:$decoupled);
   let assemblyFormat = [{
-    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `lr` $lr `step` $step
-    attr-dict
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq
+    (`weight_copy` $weight_copy^)? `lr` $lr `step` $step
+    (`skip_if` $skip_if^)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Loss scaling (PyTorch GradScaler)
+//===----------------------------------------------------------------------===//
+
+def Train_ScaleLossOp : Train_Op<"scale_loss", [Train_Differentiable, Pure]> {
+  let summary = "the loss times the loss scale (and a factor)";
+  let description = [{
+    `loss * scale * factor`: the value the backward pass starts from under
+    loss scaling. Gradients come out multiplied by `scale`, so that small
+    ones survive f16. When `@loss` returns a `scale_loss`, autodiff seeds
+    the backward pass at it, sets `factor` to micro_step's `grad_scale`
+    (1/K: PyTorch's `scaler.scale(loss / K)`, so that the low-precision
+    gradients are those of PyTorch's accumulation and overflow alike) and
+    `@micro_step` reports the unscaled loss.
+
+    ```mlir
+    %scaled = train.scale_loss %loss, %scale : tensor<f32>
+    %seed = train.scale_loss %one, %scale by %grad_scale : tensor<f32>
+    ```
+  }];
+  let arguments = (ins Train_Flag:$loss, Train_Flag:$scale,
+                       Optional<F32>:$factor);
+  let results = (outs Train_Flag:$result);
+  let assemblyFormat =
+      "$loss `,` $scale (`by` $factor^)? attr-dict `:` type($loss)";
+}
+
+def Train_UnscaleCheckFiniteOp : Train_StateOp<"unscale_check_finite"> {
+  let summary = "divides every gradient by the loss scale, flags inf/NaN";
+  let description = [{
+    Multiplies every `gradient` buffer of the module by `1 / scale` (the
+    reciprocal taken in double and rounded to f32, as GradScaler does) and
+    sets `found_inf` to 1 if any result is infinite or NaN, else to 0.
+
+    ```mlir
+    train.unscale_check_finite @"loss_scaler.scale", @"loss_scaler.found_inf"
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$scale, FlatSymbolRefAttr:$found_inf);
+  let assemblyFormat = "$scale `,` $found_inf attr-dict";
+}
+
+def Train_UpdateLossScaleOp : Train_StateOp<"update_loss_scale"> {
+  let summary = "GradScaler's scale update after an optimizer step";
+  let description = [{
+    If `found_inf` is set: `scale *= backoff`, `growth_tracker = 0`.
+    Otherwise `growth_tracker += 1`, and when it reaches `interval`,
+    `scale *= growth` (kept only if finite) and `growth_tracker = 0`.
+    PyTorch's defaults are growth 2, backoff 0.5, interval 2000. A static
+    loss scale is growth 1 and backoff 1: steps are still skipped.
+
+    ```mlir
+    train.update_loss_scale @"loss_scaler.scale", @"loss_scaler.growth_tracker",
+        @"loss_scaler.found_inf" growth 2.0 backoff 5.0e-01 interval 2000
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$scale,
+                       FlatSymbolRefAttr:$growth_tracker,
+                       FlatSymbolRefAttr:$found_inf, F32Attr:$growth,
+                       F32Attr:$backoff, I64Attr:$interval);
+  let assemblyFormat = [{
+    $scale `,` $growth_tracker `,` $found_inf `growth` $growth `backoff`
+    $backoff `interval` $interval attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -31,6 +31,12 @@ namespace traincc::rt {
 /// Where the steps should run (--device).
 enum class DeviceChoice { Auto, Cpu, Cuda };
 
+/// The loss scaler's scalars after an apply_step (ModelABI.h).
+struct LossScalerReading {
+  float scale = 1;       // what the next micro-steps scale gradients by
+  bool foundInf = false; // the last apply_step was skipped
+};
+
 class StepBackend {
 public:
   virtual ~StepBackend() = default;
@@ -60,12 +66,19 @@ public:
   virtual Error syncGradientsToHost() = 0;
   virtual Error syncGradientsToDevice() = 0;
 
+  /// The loss scale and found_inf once the steps started so far are done,
+  /// read every step of a model with loss scaling (an error without). On a
+  /// device only their 8 bytes are copied into the host arena.
+  Expected<LossScalerReading> readLossScaler();
+
   ModelMemory &memory() { return memory_; }
   const ModelInfo &model() const { return model_; }
 
 protected:
   StepBackend(const ModelInfo &model, ModelMemory &memory)
       : model_(model), memory_(memory) {}
+  /// Copies the loss scaler's two scalars to the host arena.
+  virtual Error syncLossScalerToHost() { return Error::success(); }
   ModelInfo model_;
   ModelMemory &memory_;
 };

@@ -108,6 +108,7 @@ struct RunState {
   bool epochInProgress = false;
   int64_t epochSteps = 0;  // optimizer steps done in that epoch
   double epochLossSum = 0; // sum of their losses
+  int64_t epochSkipped = 0; // of those steps, skipped by loss scaling
   std::vector<uint8_t> epochStartParams; // snapshotTrainable at its start
   double lastLearningRate = 0;
   ScheduleState schedule;

@@ -20,9 +20,15 @@
 //   the seed and the position in the run only.
 // * A non-finite step loss stops training with an error (models without
 //   loss scaling have no way to skip such a step).
+// * Loss scaling (ModelABI.h): after each apply_step the loop reads
+//   found_inf and the new scale. A step with inf/NaN gradients is skipped:
+//   it counts as a step (logged with "skipped":true, counted in the epoch
+//   line) but not as an applied one. Each step logs as loss_scale the
+//   scale its gradients were computed with.
 // * Between the K micro-steps and apply_step the loop measures the global
 //   gradient norm (logged as grad_norm) and, with --grad-clip-norm C,
-//   clips the gradients to norm C (Monitors.h).
+//   clips the gradients to norm C (Monitors.h); with loss scaling, both of
+//   the unscaled gradients.
 // * The learning rate of each step comes from LearningRateSchedule
 //   (Schedule.h), indexed by applied optimizer steps. At each epoch end,
 //   after validation and the epoch log line: plateau reduction, early
@@ -60,6 +66,7 @@ uint64_t microStepSeed(uint64_t seed, uint64_t counter);
 struct EpochSummary {
   int64_t epoch = 0;
   int64_t steps = 0;
+  int64_t skippedSteps = 0; // of `steps`, skipped by loss scaling
   double trainLoss = 0;
   std::optional<double> valLoss, valAccuracy;
   double learningRate = 0;

@@ -9,7 +9,9 @@
 //    accumulators, optimizer and loss-scaler state and the loop's counters
 //    keep their initial values, so `train --init-from` starts a new run
 //    (a fresh optimizer, step 1) from trained weights, where `--resume`
-//    continues an old one.
+//    continues an old one. Then the tensors that copy a loaded one (mixed
+//    precision's weight copies and step backups) are converted from it
+//    again (refreshStateCopies), so the steps see the loaded weights.
 //  * From an ONNX file (an export, or any model whose initializers have
 //    the model's names, shapes and element types): each of those tensors
 //    must be an initializer of the main graph with the same dims and

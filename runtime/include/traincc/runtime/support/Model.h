@@ -28,6 +28,10 @@ int64_t abiDtypeSize(int32_t dtype);
 const char *lossKindName(int32_t loss);
 const char *optimizerKindName(int32_t optimizer);
 const char *stateKindName(int32_t kind);
+/// "fp32", "fp16", "bf16" for a traincc_precision.
+const char *precisionName(int32_t precision);
+/// "none", "dynamic", "static" for a traincc_loss_scaling.
+const char *lossScalingName(int32_t lossScaling);
 
 /// The dimensions of an ABI tensor.
 std::vector<int64_t> shapeOf(const traincc_io_tensor &tensor);
@@ -42,6 +46,13 @@ std::string describeTensor(const traincc_io_tensor &tensor);
 /// the loss, state tensors that lie inside the arena and, when there is a
 /// GPU program, launch plans whose pointers lie inside their buffers.
 Error validateModel(const traincc_model &model);
+
+/// Rewrites every state tensor that copies another (weight copies, step
+/// backups: `source` >= 0) from its source, converted to its dtype (round
+/// to nearest even). For whoever writes trained tensors into the arena
+/// other than by running steps (loading weights): the steps keep the
+/// copies current themselves. Returns how many tensors it rewrote.
+int64_t refreshStateCopies(const traincc_model &model, uint8_t *arena);
 
 /// "state", "workspace", ... "i64", "f32" for a traincc_gpu_arg_kind.
 const char *gpuArgKindName(int32_t kind);
