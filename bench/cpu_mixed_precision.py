@@ -16,11 +16,8 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 
-import numpy as np
-
-from cpu_train_step import BATCH, ROOT, run_torch, run_trainer
+from cpu_train_step import BATCH, ROOT, best_step_times, make_data, run_torch
 
 PRECISIONS = ("fp32", "bf16", "fp16")
 
@@ -34,12 +31,7 @@ def main():
                                                           "traincc"))
     args = parser.parse_args()
 
-    work = tempfile.mkdtemp(prefix="bench-mp-")
-    rng = np.random.default_rng(0)
-    n = BATCH * (args.steps + 8)
-    data = (os.path.join(work, "x.npy"), os.path.join(work, "y.npy"))
-    np.save(data[0], rng.random((n, 1, 28, 28), dtype=np.float32))
-    np.save(data[1], rng.integers(0, 10, n).astype(np.int64))
+    work, data = make_data("bench-mp-", args.steps)
     trainers = {}
     for precision in PRECISIONS:
         trainers[precision] = os.path.join(work, "trainer-" + precision)
@@ -49,15 +41,8 @@ def main():
                         "--momentum", "0.9", "--target", "cpu",
                         "--precision", precision], check=True)
 
-    best = {name: (float("inf"), 0) for name in trainers}
-    for _ in range(args.repeats):
-        for name, trainer in trainers.items():
-            short, _ = run_trainer(trainer, data, 2, args.threads)
-            long, rss = run_trainer(trainer, data, 2 + args.steps,
-                                    args.threads)
-            step = (long - short) / args.steps
-            if step < best[name][0]:
-                best[name] = (step, rss)
+    best = best_step_times(trainers, data, args.steps, args.threads,
+                           args.repeats)
     torch_rows = {p: run_torch(data, args.steps, args.threads, p)
                   for p in ("fp32", "bf16")}
 

@@ -29,6 +29,33 @@ BATCH = 64
 
 
 
+def make_data(prefix, steps):
+    """Random images and labels for `steps` batches (and a few spare) in a
+    new temporary folder; returns the folder and the two .npy paths."""
+    work = tempfile.mkdtemp(prefix=prefix)
+    rng = np.random.default_rng(0)
+    n = BATCH * (steps + 8)
+    data = (os.path.join(work, "x.npy"), os.path.join(work, "y.npy"))
+    np.save(data[0], rng.random((n, 1, 28, 28), dtype=np.float32))
+    np.save(data[1], rng.integers(0, 10, n).astype(np.int64))
+    return work, data
+
+
+def best_step_times(trainers, data, steps, threads, repeats):
+    """{name: (seconds per step, peak RSS KiB)} of each trainer: the slope
+    between a 2-step and a (2 + steps)-step run, best of `repeats`, the
+    trainers alternating so that a busy moment does not land on one."""
+    best = {name: (float("inf"), 0) for name in trainers}
+    for _ in range(repeats):
+        for name, trainer in trainers.items():
+            short, _ = run_trainer(trainer, data, 2, threads)
+            long, rss = run_trainer(trainer, data, 2 + steps, threads)
+            step = (long - short) / steps
+            if step < best[name][0]:
+                best[name] = (step, rss)
+    return best
+
+
 def run_trainer(trainer, data, steps, threads):
     cmd = [trainer, "train", "--train-x", data[0], "--train-y", data[1],
            "--no-shuffle", "--max-steps", str(steps), "--lr", "0.01",
@@ -93,12 +120,7 @@ def main():
                         help="traincc --cpu (default: native, as traincc)")
     args = parser.parse_args()
 
-    work = tempfile.mkdtemp(prefix="bench-")
-    rng = np.random.default_rng(0)
-    n = BATCH * (args.steps + 8)
-    data = (os.path.join(work, "x.npy"), os.path.join(work, "y.npy"))
-    np.save(data[0], rng.random((n, 1, 28, 28), dtype=np.float32))
-    np.save(data[1], rng.integers(0, 10, n).astype(np.int64))
+    work, data = make_data("bench-", args.steps)
     trainers = {}
     for name, flags in (("traincc", []), ("traincc --no-fuse", ["--no-fuse"])):
         trainers[name] = os.path.join(work, "trainer" + "".join(flags))
@@ -108,15 +130,8 @@ def main():
                         "--momentum", "0.9", "--target", "cpu", "--cpu",
                         args.cpu] + flags, check=True)
 
-    best = {name: (float("inf"), 0) for name in trainers}
-    for _ in range(args.repeats):
-        for name, trainer in trainers.items():
-            short, _ = run_trainer(trainer, data, 2, args.threads)
-            long, rss = run_trainer(trainer, data, 2 + args.steps,
-                                    args.threads)
-            step = (long - short) / args.steps
-            if step < best[name][0]:
-                best[name] = (step, rss)
+    best = best_step_times(trainers, data, args.steps, args.threads,
+                           args.repeats)
     theirs, theirs_rss = run_torch(data, args.steps, args.threads)
 
     print(f"fashion-mnist CNN, batch {BATCH}, SGD momentum, {args.threads} "

@@ -96,10 +96,17 @@ struct ExplicitTrainingModePass
       builder.setInsertionPoint(bn);
       Location loc = bn.getLoc();
       auto stats = train::BNStatsOp::create(builder, loc, bn.getInput());
+      // An f16/bf16 model's f32 statistics, in its parameters' type.
+      Value batchMean = stats.getMean(), batchVar = stats.getVariance();
+      if (batchMean.getType() != bn.getScale().getType()) {
+        batchMean = train::CastOp::create(builder, loc, bn.getScale().getType(),
+                                          batchMean);
+        batchVar = train::CastOp::create(builder, loc, bn.getScale().getType(),
+                                         batchVar);
+      }
       Value normalized = train::BNApplyOp::create(
-          builder, loc, bn.getType(), bn.getInput(), stats.getMean(),
-          stats.getVariance(), bn.getScale(), bn.getBias(),
-          bn.getEpsilonAttr());
+          builder, loc, bn.getType(), bn.getInput(), batchMean, batchVar,
+          bn.getScale(), bn.getBias(), bn.getEpsilonAttr());
       RankedTensorType inputType = bn.getInput().getType();
       int64_t count = inputType.getNumElements() / inputType.getDimSize(1);
       // As in PyTorch: one value has no variance to normalise with.
@@ -109,7 +116,7 @@ struct ExplicitTrainingModePass
                << count << " for input " << inputType;
       if (bnStats == BNStatsMode::Micro)
         train::BNRunningUpdateOp::create(
-            builder, loc, mean, var, stats.getMean(), stats.getVariance(),
+            builder, loc, mean, var, batchMean, batchVar,
             /*batches=*/Value(), /*skip_if=*/Value(), bn.getMomentumAttr(),
             builder.getI64IntegerAttr(count));
       else
@@ -172,6 +179,12 @@ struct ExplicitTrainingModePass
     Value pooledVar = train::SubOp::create(
         builder, loc, pooledSquare,
         train::MulOp::create(builder, loc, pooledMean, pooledMean));
+    // f32 statistics of an f16/bf16 model: in its running statistics' type.
+    Type runningType = bn.getRunningMean().getType();
+    if (pooledMean.getType() != runningType) {
+      pooledMean = train::CastOp::create(builder, loc, runningType, pooledMean);
+      pooledVar = train::CastOp::create(builder, loc, runningType, pooledVar);
+    }
     train::BNRunningUpdateOp::create(builder, loc, mean, var, pooledMean,
                                      pooledVar, n, /*skip_if=*/Value(),
                                      bn.getMomentumAttr(),

@@ -27,9 +27,10 @@ namespace {
 
 /// What element type an op computes in.
 enum class Placement {
-  Low,     // contractions: every float operand in the low type
-  F32,     // numerically sensitive: every float operand in f32
-  F32Back, // BatchNorm: f32, then the result back to the input's type
+  Low,       // contractions: every float operand in the low type
+  F32,       // numerically sensitive: every float operand in f32
+  BatchNorm, // f32 arithmetic on the input as it is (an f16/bf16 input is
+             // read and the result written in its type), f32 statistics
   Follow,  // the type of its operands (f32 wins a mix with an activation)
   Keep,    // not a computation on floats (state, constants, reads)
 };
@@ -37,9 +38,9 @@ enum class Placement {
 Placement placementOf(Operation *op) {
   if (isa<train::ConvOp, train::GemmOp, train::MatMulOp>(op))
     return Placement::Low;
-  if (isa<train::BNApplyOp, train::BatchNormOp>(op))
-    return Placement::F32Back;
-  if (isa<train::BNStatsOp, train::SoftmaxOp, train::LogSoftmaxOp,
+  if (isa<train::BNApplyOp, train::BNStatsOp>(op))
+    return Placement::BatchNorm;
+  if (isa<train::BatchNormOp, train::SoftmaxOp, train::LogSoftmaxOp,
           train::SoftmaxCrossEntropyOp, train::MSEOp, train::ReduceSumOp>(op))
     return Placement::F32;
   if (isa<train::ReadParamOp, train::ConstantOp, train::DropoutMaskOp,
@@ -97,14 +98,10 @@ private:
       return;
     }
     Placement placement = placementOf(op);
-    if (placement == Placement::Keep) {
-      // State updates take values of their buffer's type.
-      for (OpOperand &operand : op->getOpOperands())
-        if (isFloatTensor(operand.get()) &&
-            elementTypeOf(operand.get()) != f32() && isStateOp(op))
-          operand.set(convert(operand.get(), f32(), op));
+    // State updates take the f32 statistics BatchNorm computes; the rest
+    // has no float operand to place.
+    if (placement == Placement::Keep)
       return;
-    }
     SmallVector<OpOperand *> floats;
     for (OpOperand &operand : op->getOpOperands())
       if (isFloatTensor(operand.get()))
@@ -112,21 +109,22 @@ private:
     if (floats.empty())
       return;
     Type inputType = elementTypeOf(floats.front()->get());
+    if (placement == Placement::BatchNorm) {
+      // The input as it is, so that the backward pass keeps the f16/bf16
+      // activation; statistics, scale and bias in f32.
+      if (inputType != low && inputType != f32())
+        return;
+      for (OpOperand *operand : ArrayRef(floats).drop_front())
+        operand->set(convert(operand->get(), f32(), op));
+      retype(op, inputType);
+      return;
+    }
     Type target = targetType(placement, floats);
     if (!target)
       return;
     for (OpOperand *operand : floats)
       operand->set(convert(operand->get(), target, op));
     retype(op, target);
-    if (placement == Placement::F32Back && inputType != target) {
-      OpBuilder builder(op->getContext());
-      builder.setInsertionPointAfter(op);
-      Value result = op->getResult(0);
-      auto back = train::CastOp::create(
-          builder, op->getLoc(), withElementType(result.getType(), inputType),
-          result);
-      result.replaceAllUsesExcept(back, back);
-    }
   }
 
   /// The element type `op`'s float operands take.
@@ -135,8 +133,8 @@ private:
     case Placement::Low:
       return low;
     case Placement::F32:
-    case Placement::F32Back:
       return f32();
+    case Placement::BatchNorm:
     case Placement::Follow:
       break;
     case Placement::Keep:
@@ -176,11 +174,6 @@ private:
     for (Value result : op->getResults())
       if (isFloatTensor(result))
         result.setType(withElementType(result.getType(), element));
-  }
-
-  bool isStateOp(Operation *op) {
-    return isa<train::BNRunningUpdateOp, train::AssignOp,
-               train::AccumulateOp>(op);
   }
 
   /// `value` in element type `element`: itself, a read of a parameter's

@@ -10,10 +10,12 @@
 // Tests that convolutions and the classifier take low-precision operands:
 // the input through a cast, the weights through a weight_copy of each
 // master weight (declared after it, initial value rounded); that
-// BatchNorm's statistics and normalisation run in f32 with its result cast
-// back; that ReLU and pooling follow their operand (low); that the loss
-// takes f32 logits; and that no cast touches the BatchNorm statistics, the
-// running-statistics update or the loss itself.
+// BatchNorm reads the low-precision activation as it is, with f32
+// statistics, scale and bias, and writes a low-precision result (so the
+// backward pass keeps the bf16 activation, not an f32 copy); that ReLU and
+// pooling follow their operand (low); that the loss takes f32 logits; and
+// that no cast touches the BatchNorm statistics, the running-statistics
+// update or the loss itself.
 // CHECK: train.param @conv.weight trainable : tensor<4x1x3x3xf32>
 // BF16-NEXT: train.param @conv.weight.bf16 weight_copy : tensor<4x1x3x3xbf16> = dense<1.250000e-01> {source = @conv.weight}
 // FP16-NEXT: train.param @conv.weight.f16 weight_copy : tensor<4x1x3x3xf16> = dense<1.250000e-01> {source = @conv.weight}
@@ -26,11 +28,10 @@
 // BF16: %[[X:.*]] = train.cast %arg0 : tensor<2x1x6x6xf32> to tensor<2x1x6x6xbf16>
 // BF16: %[[W:.*]] = train.read_param @conv.weight.bf16 : tensor<4x1x3x3xbf16>
 // BF16: %[[C:.*]] = train.conv %[[X]], %[[W]], %{{.*}} {{.*}} -> tensor<2x4x6x6xbf16>
-// BF16: %[[C32:.*]] = train.cast %[[C]] : tensor<2x4x6x6xbf16> to tensor<2x4x6x6xf32>
-// BF16: %[[MEAN:.*]], %[[VAR:.*]] = train.bn_stats %[[C32]] : (tensor<2x4x6x6xf32>) -> (tensor<4xf32>, tensor<4xf32>)
-// BF16: %[[N:.*]] = train.bn_apply %[[C32]], %[[MEAN]], %[[VAR]], {{.*}} : tensor<2x4x6x6xf32>, tensor<4xf32>
-// BF16: %[[N16:.*]] = train.cast %[[N]] : tensor<2x4x6x6xf32> to tensor<2x4x6x6xbf16>
-// BF16: train.bn_running_update @bn.running_mean, @bn.running_var, %[[MEAN]], %[[VAR]] {{.*}} : tensor<4xf32>
+// BF16-NOT: train.cast
+// BF16: %[[MEAN:.*]], %[[VAR:.*]] = train.bn_stats %[[C]] : (tensor<2x4x6x6xbf16>) -> (tensor<4xf32>, tensor<4xf32>)
+// BF16-NEXT: %[[N16:.*]] = train.bn_apply %[[C]], %[[MEAN]], %[[VAR]], {{.*}} : tensor<2x4x6x6xbf16>, tensor<4xf32>
+// BF16-NEXT: train.bn_running_update @bn.running_mean, @bn.running_var, %[[MEAN]], %[[VAR]] {{.*}} : tensor<4xf32>
 // BF16: %[[R:.*]] = train.relu %[[N16]] : tensor<2x4x6x6xbf16>
 // BF16: %[[P:.*]] = train.max_pool %[[R]] {{.*}} -> tensor<2x4x3x3xbf16>
 // BF16: %[[F:.*]] = train.reshape %[[P]] : tensor<2x4x3x3xbf16> -> tensor<2x36xbf16>
@@ -47,7 +48,7 @@
 // CHECK-NOT: train.read_param @conv.weight :
 // CHECK-LABEL: func.func @eval_step
 // BF16: train.conv {{.*}} -> tensor<2x4x6x6xbf16>
-// BF16: train.bn_apply {{.*}} : tensor<2x4x6x6xf32>, tensor<4xf32>
+// BF16: train.bn_apply {{.*}} : tensor<2x4x6x6xbf16>, tensor<4xf32>
 // BF16: %[[EG:.*]] = train.gemm {{.*}} -> tensor<2x3xbf16>
 // BF16: %[[EG32:.*]] = train.cast %[[EG]] : tensor<2x3xbf16> to tensor<2x3xf32>
 // BF16: return %[[EG32]] : tensor<2x3xf32>

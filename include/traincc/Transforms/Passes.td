@@ -100,9 +100,10 @@ def InsertCastsPass : Pass<"traincc-insert-casts", "mlir::ModuleOp"> {
     `precision=bf16|fp16`, `L` the low type:
     - `train.conv`, `train.gemm`, `train.matmul` take `L` operands (their
       kernels accumulate in f32 and round once): so do their gradients;
-    - `train.bn_stats`, `train.bn_apply` (and their gradients), softmax,
+    - `train.bn_stats` and `train.bn_apply` read an `L` input as it is and
+      compute in f32 with f32 statistics, scale and bias; `bn_apply`'s
+      result has the input's type (so do the gradients); softmax,
       log-softmax, `train.reduce_sum` and the losses compute in f32;
-      BatchNorm's result goes back to the type of its input;
     - every other op (ReLU and the other activations, pooling, additions,
       data movement, dropout) computes in the type of its operands; where
       an `L` activation meets an f32 one, the f32 value is used unless the

@@ -527,9 +527,12 @@ struct BNStatsLowering : OpConversionPattern<train::BNStatsOp> {
               b, nloc, convertFloat(b, nloc, args[0], accType), args[1]);
           return arith::MulFOp::create(b, nloc, centred, centred);
         });
+    // f32 statistics of f16/bf16 inputs (mixed precision).
+    Type statElement = op.getMean().getType().getElementType();
     rewriter.replaceOp(op,
-                       {convertElementType(rewriter, loc, mean, element),
-                        divideTensor(rewriter, loc, squares, count, element)});
+                       {convertElementType(rewriter, loc, mean, statElement),
+                        divideTensor(rewriter, loc, squares, count,
+                                     statElement)});
     return success();
   }
 };
@@ -656,8 +659,11 @@ struct BatchNormBackwardLowering
       return buildWidenedElementwise(rewriter, loc, inputs, channelShape,
                                      accType, resultElement, compute);
     };
+    // Parameter gradients in the statistics' type (f32 for the f16/bf16
+    // inputs of mixed precision), the input gradient in the input's.
+    Type statElement = tensorType(adaptor.getMean()).getElementType();
     Value scaleGrad =
-        perChannel(ValueRange{sumDyCentred, invStd}, element,
+        perChannel(ValueRange{sumDyCentred, invStd}, statElement,
                    [](OpBuilder &b, Location nloc, ValueRange v) -> Value {
                      return arith::MulFOp::create(b, nloc, v[0], v[1]);
                    });
@@ -678,7 +684,8 @@ struct BatchNormBackwardLowering
     Value inputGrad = batchNormInputGrad(rewriter, loc, ValueRange{dy, x, mean},
                                          k, sumDy, c, count, element);
     rewriter.replaceOp(op, {inputGrad, scaleGrad,
-                            convertElementType(rewriter, loc, sumDy, element)});
+                            convertElementType(rewriter, loc, sumDy,
+                                               statElement)});
     return success();
   }
 };

@@ -409,11 +409,12 @@ func.func @bn_backward_stats(%x: tensor<8x16x4x4xf32>, %c: tensor<8xf32>) {
 
 // -----
 
-// Tests that batch_norm_backward's statistics have the input's element type.
-func.func @bn_backward_stats_type(%x: tensor<8x16x4x4xf16>, %c: tensor<16xf32>) {
+// Tests that batch_norm_backward's statistics have the input's element type,
+// or f32 for an f16/bf16 input (mixed precision), nothing narrower.
+func.func @bn_backward_stats_type(%x: tensor<8x16x4x4xf32>, %c: tensor<16xf16>) {
   // expected-error @below {{'train.batch_norm_backward' op statistics and input differ in element type}}
   %0:3 = train.batch_norm_backward %x, %x, %c, %c, %c epsilon 1.0e-05
-      : tensor<8x16x4x4xf16>, tensor<16xf32>
+      : tensor<8x16x4x4xf32>, tensor<16xf16>
   return
 }
 
@@ -672,12 +673,12 @@ func.func @bn_apply_channels(%x: tensor<8x16x4x4xf32>, %c: tensor<4xf32>) {
 
 // -----
 
-// Tests that bn_apply's statistics have the input's element type (mixed
-// precision casts around BatchNorm, which runs in fp32).
-func.func @bn_apply_element_type(%x: tensor<8x16x4x4xf16>, %c: tensor<16xf32>) {
-  // expected-error @below {{'train.bn_apply' op statistics, scale and bias must be vectors of 16 'f16', got 'tensor<16xf32>'}}
+// Tests that bn_apply's statistics have the input's element type, or f32
+// for an f16/bf16 input (mixed precision), not f64.
+func.func @bn_apply_element_type(%x: tensor<8x16x4x4xf16>, %c: tensor<16xf64>) {
+  // expected-error @below {{'train.bn_apply' op statistics, scale and bias must be vectors of 16 'f16', got 'tensor<16xf64>'}}
   %y = train.bn_apply %x, %c, %c, %c, %c epsilon 1.0e-05
-      : tensor<8x16x4x4xf16>, tensor<16xf32>
+      : tensor<8x16x4x4xf16>, tensor<16xf64>
   return
 }
 

@@ -139,3 +139,19 @@ module @loss_scaling {
     return %0, %1 : tensor<2x4xbf16>, tensor<f32>
   }
 }
+
+// -----
+
+// Tests mixed-precision BatchNorm: an f16/bf16 input with f32 statistics,
+// scale and bias; the input gradient in the input's type, the parameter
+// gradients in f32.
+// CHECK-LABEL: func.func @mixed_batch_norm
+// CHECK: train.bn_stats %{{.*}} : (tensor<8x16x4x4xbf16>) -> (tensor<16xf32>, tensor<16xf32>)
+// CHECK: train.bn_apply {{.*}} : tensor<8x16x4x4xbf16>, tensor<16xf32>
+// CHECK: train.batch_norm_backward {{.*}} : tensor<8x16x4x4xbf16>, tensor<16xf32>
+func.func @mixed_batch_norm(%x: tensor<8x16x4x4xbf16>, %g: tensor<16xf32>) -> (tensor<8x16x4x4xbf16>, tensor<16xf32>) {
+  %mean, %var = train.bn_stats %x : (tensor<8x16x4x4xbf16>) -> (tensor<16xf32>, tensor<16xf32>)
+  %y = train.bn_apply %x, %mean, %var, %g, %g epsilon 1.0e-05 : tensor<8x16x4x4xbf16>, tensor<16xf32>
+  %dx, %dg, %db = train.batch_norm_backward %y, %x, %mean, %var, %g epsilon 1.0e-05 : tensor<8x16x4x4xbf16>, tensor<16xf32>
+  return %dx, %dg : tensor<8x16x4x4xbf16>, tensor<16xf32>
+}

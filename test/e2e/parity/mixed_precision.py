@@ -24,7 +24,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import torch
@@ -32,7 +31,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity import MODELS, cls_copy, export, make_data, rel_error  # noqa: E402
+from parity import (MODELS, cls_copy, make_data, prepare_model,  # noqa: E402
+                    rel_error)
 
 LOW_TYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -239,13 +239,9 @@ def main():
     if mode not in ("dynamic", "none"):
         parser.error("--loss-scale: dynamic or none")
 
-    torch.manual_seed(0)
-    cls, sample_shape, classes = MODELS[args.model]
-    model = cls()
-    work = args.workdir or tempfile.mkdtemp(prefix="mixed-precision-")
-    os.makedirs(work, exist_ok=True)
-    onnx_path = os.path.join(work, "model.onnx")
-    export(model, sample_shape, args.batch, onnx_path)
+    _, sample_shape, classes = MODELS[args.model]
+    cls, model, work, onnx_path = prepare_model(
+        MODELS, args.model, args.batch, args.workdir, "mixed-precision-")
     x, y = make_data(sample_shape, classes,
                      args.batch * args.accum * args.steps)
     x = (x * np.float32(args.input_scale)).astype(np.float32)

@@ -95,6 +95,20 @@ def export(model, sample_shape, batch, path):
                       do_constant_folding=False, opset_version=15)
 
 
+def prepare_model(models, name, batch, workdir, prefix):
+    """Model `name` of `models`, built with seed 0 and exported for `batch`
+    into `workdir` (or a new temporary folder). Returns its class, the
+    module, the folder and the ONNX file."""
+    torch.manual_seed(0)
+    cls, sample_shape, _ = models[name]
+    model = cls()
+    work = workdir or tempfile.mkdtemp(prefix=prefix)
+    os.makedirs(work, exist_ok=True)
+    onnx_path = os.path.join(work, "model.onnx")
+    export(model, sample_shape, batch, onnx_path)
+    return cls, model, work, onnx_path
+
+
 def pool_batch_norm_statistics(model):
     """For --bn-stats step: keeps PyTorch's BatchNorm layers from updating
     their running statistics (momentum 0) and records each layer's inputs,
@@ -201,13 +215,9 @@ def main():
                              "compiled for the CPU (--emit=cuda-emulation)")
     args = parser.parse_args()
 
-    torch.manual_seed(0)
-    cls, sample_shape, classes = MODELS[args.model]
-    model = cls()
-    work = args.workdir or tempfile.mkdtemp(prefix="parity-")
-    os.makedirs(work, exist_ok=True)
-    onnx_path = os.path.join(work, "model.onnx")
-    export(model, sample_shape, args.batch, onnx_path)
+    _, sample_shape, classes = MODELS[args.model]
+    cls, model, work, onnx_path = prepare_model(MODELS, args.model, args.batch,
+                                                args.workdir, "parity-")
 
     n = args.batch * args.accum * args.steps
     x, y = make_data(sample_shape, classes, n)

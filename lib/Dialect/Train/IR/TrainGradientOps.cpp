@@ -255,7 +255,7 @@ LogicalResult BatchNormBackwardOp::verify() {
   if (stats.getRank() != 1 || stats.getDimSize(0) != input.getDimSize(1))
     return emitOpError("statistics must be vectors of ")
            << input.getDimSize(1) << " elements, got " << stats;
-  if (stats.getElementType() != input.getElementType())
+  if (!isBatchNormStatType(stats.getElementType(), input.getElementType()))
     return emitOpError("statistics and input differ in element type");
   return verifyEpsilon(*this, getEpsilon());
 }

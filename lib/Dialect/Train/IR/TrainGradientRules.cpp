@@ -88,9 +88,16 @@ LogicalResult convRule(tr::ConvOp op, Value dy, GradientEmitter &e) {
 LogicalResult bnApplyRule(tr::BNApplyOp op, Value dy, GradientEmitter &e) {
   // Training-mode BatchNorm: the statistics are the input's own, so the
   // input gradient includes the paths through them.
-  auto stats = op.getMean().getDefiningOp<tr::BNStatsOp>();
+  // A model whose BatchNorm parameters are f16/bf16 normalises with its
+  // f32 batch statistics cast to their type (ExplicitTrainingMode).
+  auto uncast = [](Value value) -> Value {
+    if (auto cast = value.getDefiningOp<tr::CastOp>())
+      return cast.getInput();
+    return value;
+  };
+  auto stats = uncast(op.getMean()).getDefiningOp<tr::BNStatsOp>();
   if (!stats || stats.getInput() != op.getInput() ||
-      op.getVariance() != stats.getVariance())
+      uncast(op.getVariance()) != stats.getVariance())
     return op.emitError("no gradient rule for bn_apply with statistics that "
                         "are not the batch statistics of its input");
   auto backward = tr::BatchNormBackwardOp::create(
@@ -112,12 +119,20 @@ LogicalResult bnStatsRule(tr::BNStatsOp op, GradientEmitter &e) {
   RankedTensorType input = tensorType(op.getInput());
   int64_t channels = input.getDimSize(1);
   double count = double(input.getNumElements()) / double(channels);
-  // [C] -> [1, C, 1, ...], which broadcasts against the input.
+  // [C] -> [1, C, 1, ...], which broadcasts against the input, in the
+  // input's type (the statistics of f16/bf16 inputs are f32).
   SmallVector<int64_t> shape(input.getRank(), 1);
   shape[1] = channels;
   auto perChannel = [&](Value vector) {
-    return Value(tr::ReshapeOp::create(
-        b, loc, RankedTensorType::get(shape, input.getElementType()), vector));
+    auto vectorType = tensorType(vector);
+    Value reshaped = tr::ReshapeOp::create(
+        b, loc, RankedTensorType::get(shape, vectorType.getElementType()),
+        vector);
+    if (vectorType.getElementType() != input.getElementType())
+      reshaped = tr::CastOp::create(
+          b, loc, RankedTensorType::get(shape, input.getElementType()),
+          reshaped);
+    return reshaped;
   };
   Value sum;
   if (Value dmean = e.getGradient(op.getMean()))

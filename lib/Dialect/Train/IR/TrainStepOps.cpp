@@ -41,6 +41,11 @@ static LogicalResult requireKind(Operation *op, ParamOp param, StringRef role,
 // Explicit BatchNorm
 //===----------------------------------------------------------------------===//
 
+bool traincc::train::isBatchNormStatType(Type stat, Type input) {
+  return stat == input ||
+         (stat.isF32() && isa<Float16Type, BFloat16Type>(input));
+}
+
 LogicalResult BNStatsOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,
@@ -50,8 +55,12 @@ LogicalResult BNStatsOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "input must have rank 2 or more (N, C, ...), "
                                   "got ",
                              input);
-  auto stats = RankedTensorType::get({input.getDimSize(1)},
-                                     input.getElementType());
+  // Statistics of f16/bf16 activations are f32: they are sums over
+  // thousands of values (mixed precision keeps BatchNorm in f32).
+  Type element = input.getElementType();
+  if (isa<Float16Type, BFloat16Type>(element))
+    element = Float32Type::get(element.getContext());
+  auto stats = RankedTensorType::get({input.getDimSize(1)}, element);
   types.append({stats, stats});
   return success();
 }
@@ -63,7 +72,7 @@ LogicalResult BNApplyOp::verify() {
     return emitOpError("input must have rank 2 or more (N, C, ...), got ")
            << input;
   if (stats.getRank() != 1 || stats.getDimSize(0) != input.getDimSize(1) ||
-      stats.getElementType() != input.getElementType())
+      !isBatchNormStatType(stats.getElementType(), input.getElementType()))
     return emitOpError("statistics, scale and bias must be vectors of ")
            << input.getDimSize(1) << " " << input.getElementType()
            << ", got " << stats;

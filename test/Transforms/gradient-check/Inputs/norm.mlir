@@ -105,6 +105,9 @@ module @batch_norm_pooled_stats {
 
 // Batch statistics used beyond BatchNorm (an imported BatchNormalization's
 // running-statistic outputs): the bn_stats rule's mean and variance paths.
+// Not retyped to f16/bf16, whose statistics are f32 (the text would need
+// casts); mixed-precision BatchNorm is covered by the parity tests.
+// gradcheck: dtypes=f64,f32
 module @bn_stats_used {
   train.param @shift trainable : tensor<2x3x4xf64>
   train.param @w trainable : tensor<3x1xf64>

@@ -23,6 +23,11 @@
 
 namespace traincc::train {
 
+/// True when BatchNorm statistics of element type `stat` go with an input of
+/// element type `input`: the same type, or f32 for f16/bf16 (mixed
+/// precision).
+bool isBatchNormStatType(mlir::Type stat, mlir::Type input);
+
 /// `shape` as diagnostics print it: `[2, 3]`.
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
 

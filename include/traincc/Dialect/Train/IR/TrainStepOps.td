@@ -29,7 +29,7 @@ def Train_BNStatsOp : Train_ComputeOp<"bn_stats", [Train_Differentiable]> {
   let summary = "per-channel mean and biased variance of a micro-batch";
   let description = [{
     Statistics over every axis but the channel axis (1), as BatchNorm uses
-    them to normalise in training mode.
+    them to normalise in training mode; f32 for an f16 or bf16 input.
 
     ```mlir
     %mean, %var = train.bn_stats %x : (tensor<8x16x4x4xf32>) -> (tensor<16xf32>, tensor<16xf32>)
@@ -46,7 +46,8 @@ def Train_BNApplyOp : Train_Op<"bn_apply", [Train_Differentiable, Pure,
   let summary = "normalises with given statistics, then scales and shifts";
   let description = [{
     `scale * (x - mean) / sqrt(variance + epsilon) + bias` per channel: batch
-    statistics in training, running statistics in evaluation.
+    statistics in training, running statistics in evaluation. An f16 or
+    bf16 input may take f32 statistics, scale and bias (mixed precision).
 
     ```mlir
     %y = train.bn_apply %x, %mean, %var, %scale, %bias epsilon 1.0e-05
