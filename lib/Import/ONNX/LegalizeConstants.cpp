@@ -206,13 +206,18 @@ LogicalResult legalizeCast(const ONNXNode &node, RewriterBase &rewriter) {
     (void)getStaticInputType(node, 0, "input"); // Reports what is wrong.
     return failure();
   }
-  if (type.getElementType() != element) {
-    node.emitError() << "cast of a non-constant tensor from "
-                     << type.getElementType() << " to " << element
-                     << " is not supported";
-    return failure();
-  }
-  return finishNode(node, rewriter, input);
+  if (type.getElementType() == element)
+    return finishNode(node, rewriter, input);
+  // Between float types (a model's own mixed precision): train.cast, which
+  // rounds to nearest even as ONNX Cast does.
+  if (isFloatElementType(type.getElementType()) && isFloatElementType(element))
+    return finishNode(node, rewriter,
+                      train::CastOp::create(rewriter, node.getLoc(),
+                                            type.clone(element), input));
+  node.emitError() << "cast of a non-constant tensor from "
+                   << type.getElementType() << " to " << element
+                   << " is not supported";
+  return failure();
 }
 
 /// Equal, Where and Expand: folded on constants, else unsupported.

@@ -305,3 +305,18 @@ func.func @constant_of_shape_and_cast(%x: tensor<4xf32>) -> (tensor<*xf32>, tens
   %c = train.onnx_node "Cast"(%x) {node_name = "cast", onnx_attrs = {to = 1 : i64}} : (tensor<4xf32>) -> tensor<*xf32>
   return %z, %c : tensor<*xf32>, tensor<*xf32>
 }
+
+// -----
+
+// Tests that a Cast of non-constant data between float types (a model's
+// own mixed precision) is train.cast.
+
+// CHECK-LABEL: func.func @cast_between_floats
+// CHECK: %[[H:.*]] = train.cast %arg0 : tensor<4xf32> to tensor<4xf16>
+// CHECK: %[[B:.*]] = train.cast %[[H]] : tensor<4xf16> to tensor<4xbf16>
+// CHECK: return %[[H]], %[[B]]
+func.func @cast_between_floats(%x: tensor<4xf32>) -> (tensor<*xf16>, tensor<*xbf16>) {
+  %h = train.onnx_node "Cast"(%x) {node_name = "half", onnx_attrs = {to = 10 : i64}} : (tensor<4xf32>) -> tensor<*xf16>
+  %b = train.onnx_node "Cast"(%h) {node_name = "bf", onnx_attrs = {to = 16 : i64}} : (tensor<*xf16>) -> tensor<*xbf16>
+  return %h, %b : tensor<*xf16>, tensor<*xbf16>
+}
