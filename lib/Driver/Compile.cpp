@@ -379,7 +379,9 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
                       llvm::outs());
   PassManager pm(module.getContext());
   stage->time(pm);
-  buildCPULowerToLLVMPipeline(pm, CPUCodegenPipelineOptions());
+  CPUCodegenPipelineOptions cpuOptions;
+  cpuOptions.cpu = options.cpu;
+  buildCPULowerToLLVMPipeline(pm, cpuOptions);
   if (failed(pm.run(module)) || failed(bindKernels(module, *description)))
     return 1;
   stage.emplace(timing, "LLVM optimisation and code generation");

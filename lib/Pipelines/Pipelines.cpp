@@ -181,6 +181,15 @@ void traincc::buildCPULowerToLLVMPipeline(
   pm.addPass(createOrderLoopsForVectorizationPass());
   if (options.threads)
     pm.addPass(createOutlineParallelLoopsPass());
+  // bf16/f16 convolutions and matmuls (f32 accumulation) as loops over
+  // vectors; vdpbf16ps for bf16 dot products where the CPU has AVX512-BF16.
+  // An f16 operand is widened with F16C; without it, each lane would be a
+  // libgcc call, slower than the scalar loops LLVM makes.
+  VectorizeLowPrecisionContractionsPassOptions vectorize;
+  vectorize.avx512bf16 = cpuHasFeature(options.cpu, "avx512bf16");
+  vectorize.vectorWidth = cpuHasFeature(options.cpu, "avx512f") ? 16 : 8;
+  vectorize.f16c = cpuHasFeature(options.cpu, "f16c");
+  pm.addPass(createVectorizeLowPrecisionContractionsPass(vectorize));
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -191,6 +200,9 @@ void traincc::buildCPULowerToLLVMPipeline(
   // denormal flushing where the CPU has AVX512-BF16. (f16 conversions stay
   // LLVM's: F16C instructions or libgcc's __truncsfhf2/__extendhfsf2.)
   pm.addPass(createExpandBF16ConversionsPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (tanh, ...) calls libm.
   pm.addPass(createConvertMathToLibmPass());
@@ -209,14 +221,24 @@ void traincc::buildCPULowerToLLVMPipeline(
     pm.addPass(createLowerParallelCallsPass());
 }
 
-/// Bufferized step functions -> launches of kernels in @traincc_kernels.
-static void buildGPUKernelPipeline(OpPassManager &pm) {
+/// Whether `arch` (sm_NN) has mma.sync m16n8k16 on f16 and bf16: sm_80 on.
+static bool hasTensorCoreMma(llvm::StringRef arch) {
+  unsigned version = 0;
+  return arch.consume_front("sm_") && !arch.consumeInteger(10, version) &&
+         version >= 80;
+}
+
+/// Bufferized step functions -> launches of kernels in @traincc_kernels;
+/// mixed-precision contractions on the tensor cores if `tensorCores`.
+static void buildGPUKernelPipeline(OpPassManager &pm, bool tensorCores) {
   using namespace traincc;
   pm.addPass(createSplitGPUReductionsPass());
   pm.addPass(createPrepareGPUStepsPass());
   // Convolutions, matmuls and long sums get tiled kernels of their own;
   // every other op becomes one thread per output below.
-  pm.addPass(createTileGPUContractionsPass());
+  TileGPUContractionsPassOptions tile;
+  tile.tensorCores = tensorCores;
+  pm.addPass(createTileGPUContractionsPass(tile));
   pm.addPass(createMapGPUReductionsPass());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   // Adjacent loop nests over the same iterations whose second reads what the
@@ -235,7 +257,7 @@ static void buildGPUKernelPipeline(OpPassManager &pm) {
 
 void traincc::buildGPULowerToNVVMPipeline(
     OpPassManager &pm, const GPUCodegenPipelineOptions &options) {
-  buildGPUKernelPipeline(pm);
+  buildGPUKernelPipeline(pm, hasTensorCoreMma(options.arch));
   GpuNVVMAttachTargetOptions target;
   target.chip = options.arch;
   target.optLevel = 3;
@@ -262,7 +284,12 @@ void traincc::buildGPULowerToNVVMPipeline(
 }
 
 void traincc::buildGPUEmulationPipeline(OpPassManager &pm) {
-  buildGPUKernelPipeline(pm);
+  // The emulated GPU is taken to be an sm_80 or newer (the trainers' PTX
+  // is built for sm_90 by default).
+  buildGPUKernelPipeline(pm, /*tensorCores=*/true);
+  // Tensor-core mma.sync are warp-collective: lanes exchange fragments
+  // through shared memory between barriers.
+  pm.addPass(createEmulateMmaSyncPass());
   pm.addPass(createGPUKernelsToCPUPass());
   CPUCodegenPipelineOptions cpu;
   cpu.threads = false;

@@ -87,6 +87,12 @@ struct CPUCodegenPipelineOptions
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("Fuse elementwise chains"),
                     llvm::cl::init(true)};
+  Option<std::string> cpu{
+      *this, "cpu",
+      llvm::cl::desc("CPU the kernels are compiled for (traincc --cpu): "
+                     "picks the vector width and instructions such as "
+                     "vdpbf16ps"),
+      llvm::cl::init("x86-64")};
 };
 
 /// Functions on memrefs -> CPU loop nests in the LLVM dialect, with

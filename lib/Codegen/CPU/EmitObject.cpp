@@ -8,6 +8,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/TargetSelect.h"
@@ -68,6 +69,25 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine,
 }
 
 } // namespace
+
+bool traincc::cpuHasFeature(llvm::StringRef cpu, llvm::StringRef feature) {
+  if (cpu == "native") {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    auto it = features.find(feature);
+    return it != features.end() && it->second;
+  }
+  llvm::InitializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return false;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, cpu, ""));
+  return subtarget && subtarget->isCPUStringValid(cpu) &&
+         subtarget->checkFeatures(("+" + feature).str());
+}
 
 LogicalResult traincc::emitHostCode(ModuleOp module,
                                     const ObjectOptions &options, bool emitIR,

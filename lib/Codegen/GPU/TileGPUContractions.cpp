@@ -7,6 +7,8 @@
 // memory and registers. The kernel is built straight from the linalg op, so
 // any contraction the lowering produces (strided, padded, grouped, flipped
 // for the data gradient) gets one, with the op's own scalar body.
+// Mixed-precision contractions (f16/bf16 operands, f32 accumulation) get a
+// tensor-core kernel instead, whose warps multiply with mma.sync m16n8k16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,8 @@
 #include "GPUKernelBuilder.h"
 #include "GemmView.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
@@ -62,8 +66,8 @@ std::optional<Tiling> chooseTiling(const GemmView &view) {
   t.tileN = tile(view.size(view.n));
   t.perThreadM = t.tileM / kThreadsPerSide;
   t.perThreadN = t.tileN / kThreadsPerSide;
-  t.grid = {llvm::divideCeil(view.size(view.m), t.tileM),
-            llvm::divideCeil(view.size(view.n), t.tileN),
+  t.grid = {int64_t(llvm::divideCeil(view.size(view.m), t.tileM)),
+            int64_t(llvm::divideCeil(view.size(view.n), t.tileN)),
             view.size(view.batch)};
   if (t.grid[0] > kMaxGridX || t.grid[1] > kMaxGridYZ ||
       t.grid[2] > kMaxGridYZ)
@@ -71,12 +75,111 @@ std::optional<Tiling> chooseTiling(const GemmView &view) {
   return t;
 }
 
-/// Builds the kernel of one contraction.
-class KernelBuilder {
+/// What the scalar and the tensor-core kernels share: the op, its GEMM
+/// view, this block's origin, and the iterations at tile positions.
+class ContractionKernelBase {
+protected:
+  ContractionKernelBase(linalg::LinalgOp op, const GemmView &view,
+                        std::optional<Value> initFill)
+      : op(op), view(view), loc(op.getLoc()), initFill(initFill) {}
+
+  Value c(OpBuilder &b, int64_t value) { return indexConstant(b, loc, value); }
+
+  static Type elementType(OpOperand *operand) {
+    return cast<MemRefType>(operand->get().getType()).getElementType();
+  }
+
+  Value offset(OpBuilder &b, Value base, int64_t delta) {
+    return delta ? arith::AddIOp::create(b, loc, base, c(b, delta)).getResult()
+                 : base;
+  }
+
+  Value clamp(OpBuilder &b, Value position, int64_t size) {
+    return arith::MinUIOp::create(b, loc, position, c(b, size - 1));
+  }
+  Value clampM(OpBuilder &b, Value m) {
+    return clamp(b, m, view.size(view.m));
+  }
+  Value clampN(OpBuilder &b, Value n) {
+    return clamp(b, n, view.size(view.n));
+  }
+
+  /// The loop induction values of the iteration at flattened positions m,
+  /// n, k of their groups, in this block's batch.
+  SmallVector<Value> ivs(OpBuilder &b, Value m, Value n, Value k) {
+    SmallVector<Value> values(view.ranges.size());
+    auto place = [&](ArrayRef<unsigned> group, ArrayRef<Value> positions) {
+      for (auto [dim, position] : llvm::zip(group, positions))
+        values[dim] = position;
+    };
+    place(view.m, delinearize(b, loc, m, view.sizes(view.m)));
+    place(view.n, delinearize(b, loc, n, view.sizes(view.n)));
+    place(view.k, delinearize(b, loc, k, view.sizes(view.k)));
+    place(view.batch, batchPos);
+    return values;
+  }
+
+  /// Whether consecutive elements of `operand` in memory run along its
+  /// group (M or N) rather than along K: then consecutive threads stage
+  /// consecutive group positions, so their loads coalesce.
+  bool groupIsContiguous(OpOperand &operand, ArrayRef<unsigned> group) {
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (map.getNumResults() == 0)
+      return true;
+    AffineExpr last = map.getResults().back();
+    return llvm::any_of(group, [&](unsigned dim) {
+      return last.isFunctionOfDim(dim);
+    });
+  }
+
+  /// Sets m0, n0 and batchPos from the block ids of `launch`.
+  void placeBlock(OpBuilder &b, gpu::LaunchOp launch, int64_t tileM,
+                  int64_t tileN) {
+    m0 = arith::MulIOp::create(b, loc, launch.getBlockIds().x, c(b, tileM));
+    n0 = arith::MulIOp::create(b, loc, launch.getBlockIds().y, c(b, tileN));
+    batchPos = delinearize(b, loc, launch.getBlockIds().z,
+                           view.sizes(view.batch));
+  }
+
+  /// The first value of the accumulator of output (m, n): the constant the
+  /// output was filled with, or the output (linalg's init); positions out
+  /// of range are clamped (their sums are dropped).
+  Value initialValue(OpBuilder &b, Value m, Value n) {
+    if (initFill)
+      return *initFill;
+    return loadOperand(b, loc, op, *op.getDpsInitOperand(0),
+                       ivs(b, clampM(b, m), clampN(b, n), c(b, 0)));
+  }
+
+  /// Stores `value` into output (m, n) if that is in range.
+  void storeOutput(OpBuilder &b, Value value, Value m, Value n) {
+    Value sizeM = c(b, view.size(view.m)), sizeN = c(b, view.size(view.n));
+    Value inRange = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m, sizeM),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n, sizeN));
+    auto guard = scf::IfOp::create(b, loc, inRange, false);
+    OpBuilder then = guard.getThenBodyBuilder();
+    OpOperand *out = op.getDpsInitOperand(0);
+    memref::StoreOp::create(
+        then, loc, value, out->get(),
+        operandIndices(then, loc, op, *out, ivs(then, m, n, c(then, 0))));
+  }
+
+  linalg::LinalgOp op;
+  const GemmView &view;
+  Location loc;
+  std::optional<Value> initFill;
+  Value m0, n0;
+  SmallVector<Value> batchPos;
+};
+
+/// Builds the scalar kernel of one contraction.
+class KernelBuilder : ContractionKernelBase {
 public:
   KernelBuilder(linalg::LinalgOp op, const GemmView &view, const Tiling &tiling,
                 std::optional<Value> initFill)
-      : op(op), view(view), t(tiling), loc(op.getLoc()), initFill(initFill) {}
+      : ContractionKernelBase(op, view, initFill), t(tiling) {}
 
   void build(OpBuilder &outer) {
     gpu::LaunchOp launch = createLaunch(outer, loc, t.grid, kThreads);
@@ -92,10 +195,7 @@ public:
     Value side = c(b, kThreadsPerSide);
     tx = arith::RemUIOp::create(b, loc, thread, side);
     ty = arith::DivUIOp::create(b, loc, thread, side);
-    m0 = arith::MulIOp::create(b, loc, launch.getBlockIds().x, c(b, t.tileM));
-    n0 = arith::MulIOp::create(b, loc, launch.getBlockIds().y, c(b, t.tileN));
-    batchPos = delinearize(b, loc, launch.getBlockIds().z,
-                           view.sizes(view.batch));
+    placeBlock(b, launch, t.tileM, t.tileN);
 
     // Accumulators start from the output (linalg's init), or from the
     // constant it was just filled with; outputs out of range are computed
@@ -103,10 +203,7 @@ public:
     OpOperand *out = op.getDpsInitOperand(0);
     SmallVector<Value> acc;
     forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t) {
-      acc.push_back(initFill ? *initFill
-                             : loadOperand(at, loc, op, *out,
-                                           ivs(at, clampM(at, m),
-                                               clampN(at, n), c(at, 0))));
+      acc.push_back(initialValue(at, m, n));
     });
 
     scf::ForOp steps = buildSteps(b, acc);
@@ -186,54 +283,9 @@ private:
   /// Stores the accumulators (the first results of `steps`) into the
   /// outputs in range.
   void storeOutputs(OpBuilder &b, scf::ForOp steps, OpOperand *out) {
-    Value sizeM = c(b, view.size(view.m)), sizeN = c(b, view.size(view.n));
     forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t index) {
-      Value inRange = arith::AndIOp::create(
-          at, loc,
-          arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult, m, sizeM),
-          arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult, n, sizeN));
-      auto guard = scf::IfOp::create(at, loc, inRange, false);
-      OpBuilder then = guard.getThenBodyBuilder();
-      memref::StoreOp::create(
-          then, loc, steps.getResult(index), out->get(),
-          operandIndices(then, loc, op, *out, ivs(then, m, n, c(then, 0))));
+      storeOutput(at, steps.getResult(index), m, n);
     });
-  }
-
-  Value c(OpBuilder &b, int64_t value) { return indexConstant(b, loc, value); }
-
-  static Type elementType(OpOperand *operand) {
-    return cast<MemRefType>(operand->get().getType()).getElementType();
-  }
-
-  Value offset(OpBuilder &b, Value base, int64_t delta) {
-    return delta ? arith::AddIOp::create(b, loc, base, c(b, delta)).getResult()
-                 : base;
-  }
-
-  Value clamp(OpBuilder &b, Value position, int64_t size) {
-    return arith::MinUIOp::create(b, loc, position, c(b, size - 1));
-  }
-  Value clampM(OpBuilder &b, Value m) {
-    return clamp(b, m, view.size(view.m));
-  }
-  Value clampN(OpBuilder &b, Value n) {
-    return clamp(b, n, view.size(view.n));
-  }
-
-  /// The loop induction values of the iteration at flattened positions m,
-  /// n, k of their groups, in this block's batch.
-  SmallVector<Value> ivs(OpBuilder &b, Value m, Value n, Value k) {
-    SmallVector<Value> values(view.ranges.size());
-    auto place = [&](ArrayRef<unsigned> group, ArrayRef<Value> positions) {
-      for (auto [dim, position] : llvm::zip(group, positions))
-        values[dim] = position;
-    };
-    place(view.m, delinearize(b, loc, m, view.sizes(view.m)));
-    place(view.n, delinearize(b, loc, n, view.sizes(view.n)));
-    place(view.k, delinearize(b, loc, k, view.sizes(view.k)));
-    place(view.batch, batchPos);
-    return values;
   }
 
   /// Calls `fn(b, m, n, index)` for each output of this thread's sub-tile.
@@ -245,19 +297,6 @@ private:
         fn(b, offset(b, arith::AddIOp::create(b, loc, m0, ty), i * kThreadsPerSide),
            offset(b, arith::AddIOp::create(b, loc, n0, tx), j * kThreadsPerSide),
            i * t.perThreadN + j);
-  }
-
-  /// Whether consecutive elements of `operand` in memory run along its
-  /// group (M or N) rather than along K: then consecutive threads stage
-  /// consecutive group positions, so their loads coalesce.
-  bool groupIsContiguous(OpOperand &operand, ArrayRef<unsigned> group) {
-    AffineMap map = op.getMatchingIndexingMap(&operand);
-    if (map.getNumResults() == 0)
-      return true;
-    AffineExpr last = map.getResults().back();
-    return llvm::any_of(group, [&](unsigned dim) {
-      return last.isFunctionOfDim(dim);
-    });
   }
 
   /// Where this thread's `round`-th element of a tile x kTileK slice
@@ -306,13 +345,322 @@ private:
     }
   }
 
-  linalg::LinalgOp op;
-  const GemmView &view;
   const Tiling &t;
-  Location loc;
-  std::optional<Value> initFill;
-  Value sharedA, sharedB, thread, tx, ty, m0, n0;
-  SmallVector<Value> batchPos;
+  Value sharedA, sharedB, thread, tx, ty;
+};
+
+//===----------------------------------------------------------------------===//
+// Tensor-core kernels
+//===----------------------------------------------------------------------===//
+
+/// f16/bf16 contractions that accumulate in f32 (the mixed-precision
+/// convolutions, their gradients and matmuls) run on the tensor cores: each
+/// warp issues warp-collective mma.sync.m16n8k16 on fragments it reads from
+/// the shared-memory tiles.
+namespace mma {
+constexpr int64_t kWarpSize = 32;
+/// Warps per block, as kWarpsM x kWarpsN over the block's tile.
+constexpr int64_t kWarpsM = 2, kWarpsN = 2;
+constexpr int64_t kThreads = kWarpsM * kWarpsN * kWarpSize;
+/// The shape of one mma.sync.
+constexpr int64_t kM = 16, kN = 8, kK = 16;
+/// Reduction terms staged in shared memory per step: two mma.sync deep.
+constexpr int64_t kTileK = 2 * kK;
+/// Halves of padding after each row of a tile (16 bytes): the 8 rows a
+/// fragment load touches fall into distinct banks.
+constexpr int64_t kPadK = 8;
+constexpr int64_t kMaxTile = 64;
+} // namespace mma
+
+/// The operand type (f16 or bf16) of a contraction that the tensor cores
+/// compute: its body is `out + extf(a) * extf(b)` with a and b of that type
+/// and out f32 (the products are exact in f32).
+std::optional<Type> tensorCoreOperandType(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (body->getNumArguments() != 3 || body->getOperations().size() != 5)
+    return std::nullopt;
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield || yield.getNumOperands() != 1)
+    return std::nullopt;
+  Value a = body->getArgument(0), b = body->getArgument(1),
+        out = body->getArgument(2);
+  Type low = a.getType();
+  if (!(low.isF16() || low.isBF16()) || b.getType() != low ||
+      !out.getType().isF32())
+    return std::nullopt;
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return std::nullopt;
+  Value product = add.getLhs() == out   ? add.getRhs()
+                  : add.getRhs() == out ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return std::nullopt;
+  auto widened = [](Value value) -> Value {
+    auto ext = value.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getType().isF32() ? ext.getIn() : Value();
+  };
+  Value x = widened(mul.getLhs()), y = widened(mul.getRhs());
+  if (!((x == a && y == b) || (x == b && y == a)))
+    return std::nullopt;
+  return low;
+}
+
+/// Tile sizes of a tensor-core kernel: the block computes tileM x tileN
+/// outputs, each of its 2 x 2 warps (tileM / 2) x (tileN / 2) of them as
+/// fragsM x fragsN mma.sync tiles of 16 x 8.
+struct MmaTiling {
+  int64_t tileM, tileN, fragsM, fragsN;
+  std::array<int64_t, 3> grid;
+};
+
+std::optional<MmaTiling> chooseMmaTiling(const GemmView &view) {
+  auto tile = [](int64_t size, int64_t smallest) {
+    return std::clamp<int64_t>(llvm::PowerOf2Ceil(size), smallest,
+                               mma::kMaxTile);
+  };
+  MmaTiling t;
+  t.tileM = tile(view.size(view.m), mma::kWarpsM * mma::kM);
+  t.tileN = tile(view.size(view.n), mma::kWarpsN * mma::kN);
+  t.fragsM = t.tileM / (mma::kWarpsM * mma::kM);
+  t.fragsN = t.tileN / (mma::kWarpsN * mma::kN);
+  t.grid = {int64_t(llvm::divideCeil(view.size(view.m), t.tileM)),
+            int64_t(llvm::divideCeil(view.size(view.n), t.tileN)),
+            view.size(view.batch)};
+  if (t.grid[0] > kMaxGridX || t.grid[1] > kMaxGridYZ ||
+      t.grid[2] > kMaxGridYZ)
+    return std::nullopt;
+  return t;
+}
+
+/// Builds the tensor-core kernel of one contraction. The shared tiles hold
+/// the first input as tileM rows of kTileK terms and the second as tileN
+/// rows of kTileK terms (both K-contiguous, as mma.sync's row-major A and
+/// column-major B fragments read them). Terms past K are staged as zeros in
+/// both tiles, so every mma.sync adds exact zeros for them; rows past M or
+/// N are clamped into range and their outputs dropped. Every thread of the
+/// block executes every mma.sync (no divergence).
+class MmaKernelBuilder : ContractionKernelBase {
+public:
+  MmaKernelBuilder(linalg::LinalgOp op, const GemmView &view,
+                   const MmaTiling &tiling, Type low,
+                   std::optional<Value> initFill)
+      : ContractionKernelBase(op, view, initFill), t(tiling), low(low) {}
+
+  void build(OpBuilder &outer) {
+    gpu::LaunchOp launch = createLaunch(outer, loc, t.grid, mma::kThreads);
+    OpBuilder b(launch.getBody().front().getTerminator());
+    sharedA =
+        addSharedBuffer(launch, {t.tileM, mma::kTileK + mma::kPadK}, low);
+    sharedB =
+        addSharedBuffer(launch, {t.tileN, mma::kTileK + mma::kPadK}, low);
+
+    thread = launch.getThreadIds().x;
+    Value warp = arith::DivUIOp::create(b, loc, thread, c(b, mma::kWarpSize));
+    Value lane = arith::RemUIOp::create(b, loc, thread, c(b, mma::kWarpSize));
+    // PTX's groupID and threadID_in_group of the fragment layouts.
+    groupId = arith::DivUIOp::create(b, loc, lane, c(b, 4));
+    Value inGroup = arith::RemUIOp::create(b, loc, lane, c(b, 4));
+    pairK = arith::MulIOp::create(b, loc, inGroup, c(b, 2));
+    warpM = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, warp, c(b, mma::kWarpsN)),
+        c(b, t.tileM / mma::kWarpsM));
+    warpN = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, warp, c(b, mma::kWarpsN)),
+        c(b, t.tileN / mma::kWarpsN));
+    placeBlock(b, launch, t.tileM, t.tileN);
+
+    SmallVector<Value> acc;
+    forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t) {
+      acc.push_back(initialValue(at, m, n));
+    });
+    scf::ForOp steps = buildSteps(b, acc);
+    forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t index) {
+      storeOutput(at, steps.getResult(index), m, n);
+    });
+  }
+
+private:
+  /// As the scalar kernel's loop: each step stores the slices it carries,
+  /// loads the next ones, then runs two mma.sync deep on every fragment.
+  scf::ForOp buildSteps(OpBuilder &b, ArrayRef<Value> acc) {
+    OpOperand &inA = *op.getDpsInputOperand(0);
+    OpOperand &inB = *op.getDpsInputOperand(1);
+    int64_t sizeK = view.size(view.k);
+    int64_t numAcc = acc.size();
+    SmallVector<Value> carried(acc.begin(), acc.end());
+    llvm::append_range(carried, loadSlice(b, inA, t.tileM, c(b, 0), true));
+    int64_t numA = carried.size() - numAcc;
+    llvm::append_range(carried, loadSlice(b, inB, t.tileN, c(b, 0), false));
+    auto steps = scf::ForOp::create(
+        b, loc, c(b, 0), c(b, llvm::divideCeil(sizeK, mma::kTileK)), c(b, 1),
+        carried);
+    OpBuilder s = OpBuilder::atBlockBegin(steps.getBody());
+    ValueRange args = steps.getRegionIterArgs();
+    Value k0 = arith::MulIOp::create(s, loc, steps.getInductionVar(),
+                                     c(s, mma::kTileK));
+    storeSlice(s, args.slice(numAcc, numA), inA, sharedA, t.tileM, true);
+    storeSlice(s, args.drop_front(numAcc + numA), inB, sharedB, t.tileN,
+               false);
+    gpu::BarrierOp::create(s, loc);
+    Value nextK0 = arith::AddIOp::create(s, loc, k0, c(s, mma::kTileK));
+    SmallVector<Value> next = loadSlice(s, inA, t.tileM, nextK0, true);
+    llvm::append_range(next, loadSlice(s, inB, t.tileN, nextK0, false));
+    SmallVector<Value> sums(args.take_front(numAcc));
+    for (int64_t kk = 0; kk < mma::kTileK; kk += mma::kK)
+      sums = multiplyAccumulate(s, kk, sums);
+    // The next step overwrites the tiles every warp is reading.
+    gpu::BarrierOp::create(s, loc);
+    llvm::append_range(sums, next);
+    scf::YieldOp::create(s, loc, sums);
+    return steps;
+  }
+
+  /// Two elements of a shared tile, at (row, k) and (row, k + 1), packed
+  /// into one 32-bit register as mma.sync takes them (the first in the low
+  /// half): an i32 for bf16, a vector<2xf16> for f16.
+  Value pack(OpBuilder &b, Value shared, Value row, Value k) {
+    auto i16 = b.getIntegerType(16), i32 = b.getI32Type();
+    auto half = [&](Value at) -> Value {
+      Value value = memref::LoadOp::create(b, loc, shared, ValueRange{row, at});
+      return arith::ExtUIOp::create(
+          b, loc, i32, arith::BitcastOp::create(b, loc, i16, value));
+    };
+    Value packed = arith::OrIOp::create(
+        b, loc, half(k),
+        arith::ShLIOp::create(
+            b, loc, half(offset(b, k, 1)),
+            arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(16))));
+    if (low.isBF16())
+      return packed;
+    return LLVM::BitcastOp::create(b, loc, VectorType::get({2}, low), packed);
+  }
+
+  /// One mma.sync deep (terms kk..kk+15 of the tiles) on every fragment of
+  /// this warp; returns the updated accumulators.
+  SmallVector<Value> multiplyAccumulate(OpBuilder &b, int64_t kk,
+                                        ArrayRef<Value> acc) {
+    Value k = offset(b, pairK, kk);
+    Value k8 = offset(b, k, 8);
+    // A (16 x 16, row-major): registers (g, k), (g + 8, k), (g, k + 8),
+    // (g + 8, k + 8), each with its right neighbour.
+    SmallVector<SmallVector<Value, 4>> fragsA;
+    for (int64_t i = 0; i < t.fragsM; ++i) {
+      Value row = arith::AddIOp::create(b, loc, warpM,
+                                        offset(b, groupId, i * mma::kM));
+      Value row8 = offset(b, row, 8);
+      fragsA.push_back({pack(b, sharedA, row, k), pack(b, sharedA, row8, k),
+                        pack(b, sharedA, row, k8),
+                        pack(b, sharedA, row8, k8)});
+    }
+    // B (16 x 8, column-major): column g, terms k and k + 8 with their
+    // next ones.
+    SmallVector<SmallVector<Value, 2>> fragsB;
+    for (int64_t j = 0; j < t.fragsN; ++j) {
+      Value col = arith::AddIOp::create(b, loc, warpN,
+                                        offset(b, groupId, j * mma::kN));
+      fragsB.push_back({pack(b, sharedB, col, k), pack(b, sharedB, col, k8)});
+    }
+    MLIRContext *ctx = b.getContext();
+    Type f32 = b.getF32Type();
+    auto resultType =
+        LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+    NVVM::MMATypes ptxType =
+        low.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    SmallVector<Value> updated;
+    for (int64_t i = 0; i < t.fragsM; ++i)
+      for (int64_t j = 0; j < t.fragsN; ++j) {
+        ArrayRef<Value> sums = acc.slice((i * t.fragsN + j) * 4, 4);
+        auto mmaOp = NVVM::MmaOp::create(
+            b, loc, resultType, fragsA[i], fragsB[j], sums,
+            {mma::kM, mma::kN, mma::kK}, std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        for (int64_t r = 0; r < 4; ++r)
+          updated.push_back(LLVM::ExtractValueOp::create(
+              b, loc, mmaOp.getResult(), ArrayRef<int64_t>{r}));
+      }
+    return updated;
+  }
+
+  /// Calls `fn(b, m, n, index)` for each output this thread holds: the
+  /// C/D fragments of its warp's tiles, (g, 2t), (g, 2t + 1), (g + 8, 2t),
+  /// (g + 8, 2t + 1) each.
+  void forEachOutput(OpBuilder &b,
+                     llvm::function_ref<void(OpBuilder &, Value, Value,
+                                             int64_t)> fn) {
+    Value rowBase = arith::AddIOp::create(
+        b, loc, m0, arith::AddIOp::create(b, loc, warpM, groupId));
+    Value colBase = arith::AddIOp::create(
+        b, loc, n0, arith::AddIOp::create(b, loc, warpN, pairK));
+    for (int64_t i = 0; i < t.fragsM; ++i)
+      for (int64_t j = 0; j < t.fragsN; ++j)
+        for (int64_t r = 0; r < 4; ++r)
+          fn(b, offset(b, rowBase, i * mma::kM + (r >= 2 ? 8 : 0)),
+             offset(b, colBase, j * mma::kN + (r & 1)),
+             (i * t.fragsN + j) * 4 + r);
+  }
+
+  /// Where this thread's `round`-th element of a tile x kTileK slice goes:
+  /// (row of the tile, k).
+  std::pair<Value, Value> slot(OpBuilder &b, OpOperand &operand, int64_t tile,
+                               int64_t round, bool isA) {
+    bool groupFast = groupIsContiguous(operand, isA ? view.m : view.n);
+    Value element = offset(b, thread, round * mma::kThreads);
+    if (groupFast)
+      return {arith::RemUIOp::create(b, loc, element, c(b, tile)),
+              arith::DivUIOp::create(b, loc, element, c(b, tile))};
+    return {arith::DivUIOp::create(b, loc, element, c(b, mma::kTileK)),
+            arith::RemUIOp::create(b, loc, element, c(b, mma::kTileK))};
+  }
+
+  int64_t rounds(int64_t tile) const {
+    return tile * mma::kTileK / mma::kThreads;
+  }
+
+  /// Loads this thread's elements of the tile x kTileK slice of `operand`
+  /// at (group origin, k0): terms past K as zeros, rows past M or N clamped.
+  SmallVector<Value> loadSlice(OpBuilder &b, OpOperand &operand, int64_t tile,
+                               Value k0, bool isA) {
+    Value origin = isA ? m0 : n0;
+    int64_t sizeK = view.size(view.k);
+    SmallVector<Value> values;
+    for (int64_t round = 0; round < rounds(tile); ++round) {
+      auto [position, k] = slot(b, operand, tile, round, isA);
+      Value globalPos = arith::AddIOp::create(b, loc, origin, position);
+      Value rawK = arith::AddIOp::create(b, loc, k0, k);
+      Value globalK = clamp(b, rawK, sizeK);
+      Value zero = c(b, 0);
+      SmallVector<Value> at = isA ? ivs(b, clampM(b, globalPos), zero, globalK)
+                                  : ivs(b, zero, clampN(b, globalPos), globalK);
+      Value value = loadOperand(b, loc, op, operand, at);
+      // Terms past K are zeros in both tiles, so the mma.sync adds exact
+      // zeros for them (the clamped element may be an Inf: 0 * Inf = NaN).
+      Value inK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        rawK, c(b, sizeK));
+      value = arith::SelectOp::create(
+          b, loc, inK, value,
+          arith::ConstantOp::create(b, loc, b.getFloatAttr(low, 0.0)));
+      values.push_back(value);
+    }
+    return values;
+  }
+
+  /// Stores what loadSlice loaded into `shared`[row][k].
+  void storeSlice(OpBuilder &b, ValueRange values, OpOperand &operand,
+                  Value shared, int64_t tile, bool isA) {
+    for (int64_t round = 0; round < rounds(tile); ++round) {
+      auto [position, k] = slot(b, operand, tile, round, isA);
+      memref::StoreOp::create(b, loc, values[round], shared,
+                              ValueRange{position, k});
+    }
+  }
+
+  const MmaTiling &t;
+  Type low;
+  Value sharedA, sharedB, thread, groupId, pairK, warpM, warpN;
 };
 
 struct TileGPUContractionsPass
@@ -353,7 +701,15 @@ struct TileGPUContractionsPass
           continue;
         op = *generic;
       }
-      KernelBuilder(op, *view, *tiling, takeInitFill(op)).build(rewriter);
+      std::optional<Type> low =
+          tensorCores ? tensorCoreOperandType(op) : std::nullopt;
+      std::optional<MmaTiling> mmaTiling =
+          low ? chooseMmaTiling(*view) : std::nullopt;
+      if (mmaTiling)
+        MmaKernelBuilder(op, *view, *mmaTiling, *low, takeInitFill(op))
+            .build(rewriter);
+      else
+        KernelBuilder(op, *view, *tiling, takeInitFill(op)).build(rewriter);
       rewriter.eraseOp(op);
     }
   }

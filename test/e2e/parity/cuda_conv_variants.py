@@ -12,6 +12,14 @@ The test prints how many tiled GEMM kernels (two shared-memory buffers) the
 PTX has: 7 when the convolution's forward and filter gradient (micro_step),
 its forward (eval_step) and the head's three matmuls are all tiled.
 
+With --precision bf16|fp16 the trainers are mixed precision: their
+convolutions and matmuls take bf16/fp16 operands and accumulate in f32, and
+on the GPU the tiled ones run on the tensor cores (mma.sync); the test also
+prints how many kernels of the PTX use mma.sync. The emulation computes each
+mma.sync exactly (f32 products summed in a fixed order), the CPU code in the
+op's loop order, so the weights agree to float rounding of the sums (and the
+low-precision roundings that follow them): give a larger --tolerance.
+
 Prints one line per variant and exits 1 when a relative difference exceeds
 --tolerance. Run with /usr/bin/python3.
 """
@@ -49,6 +57,12 @@ def variants():
                            (24, 50)),
         "conv3d": (lambda: nn.Conv3d(8, 16, 3, padding=1), (8, 6, 7, 5)),
         "conv2d-1x1": (lambda: nn.Conv2d(48, 20, 1), (48, 9, 9)),
+        # Two convolutions: the second one's data gradient is tiled too
+        # (11 tiled kernels in all).
+        "conv2d-stacked": (
+            lambda: nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(),
+                                  nn.Conv2d(16, 16, 3, padding=1)),
+            (8, 10, 10)),
     }
 
 
@@ -78,6 +92,8 @@ def check(name, make_conv, shape, args):
 
     trainer = os.path.join(work, "trainer")
     compile_cmd = [args.traincc, onnx_path, "--target", "cpu,cuda"]
+    if args.precision:
+        compile_cmd += ["--precision", args.precision]
     subprocess.run(compile_cmd + ["-o", trainer], check=True)
     subprocess.run(compile_cmd + ["--emit=cuda-emulation", "-o",
                                   trainer + ".o"], check=True)
@@ -89,6 +105,18 @@ def check(name, make_conv, shape, args):
     kernels = ptx.split(".entry ")[1:]
     tiled = sum(1 for k in kernels
                 if len(re.findall(r"^\s*\.shared", k, re.M)) == 2)
+    tensor_core = sum(1 for k in kernels if "mma.sync" in k)
+    # The tensor-core kernels' PTX (forward and gradients) must assemble
+    # for the GPUs that have mma.sync m16n8k16 with bf16: sm_80 and sm_90.
+    assembled = ""
+    if args.precision and args.ptxas:
+        for arch in ("sm_80", "sm_90"):
+            arch_ptx = os.path.join(work, arch + ".ptx")
+            subprocess.run(compile_cmd + ["--emit=ptx", "--gpu-arch=" + arch,
+                                          "-o", arch_ptx], check=True)
+            subprocess.run([args.ptxas, "-arch=" + arch, arch_ptx, "-o",
+                            arch_ptx + ".cubin"], check=True)
+        assembled = "ptxas sm_80 sm_90 ok, "
 
     env = dict(os.environ, TRAINCC_LIBCUDA=args.fake_libcuda,
                TRAINCC_FAKE_CUDA_CC="10.0",
@@ -106,7 +134,9 @@ def check(name, make_conv, shape, args):
               (float(np.max(np.abs(exported["cpu"][k]))) + 1e-12))
         for k in exported["cpu"])
     ok = worst <= args.tolerance
-    print(f"{name}: tiled GEMM kernels {tiled}, largest "
+    cores = (f"tensor-core kernels {tensor_core}, {assembled}"
+             if args.precision else "")
+    print(f"{name}: tiled GEMM kernels {tiled}, {cores}largest "
           f"relative weight difference {worst:.2e} "
           f"{'ok' if ok else 'FAIL'}")
     return ok
@@ -118,9 +148,17 @@ def main():
     parser.add_argument("--fake-libcuda", required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--tolerance", type=float, default=1e-5)
+    parser.add_argument("--precision", choices=["bf16", "fp16"],
+                        help="compile mixed-precision trainers")
+    parser.add_argument("--ptxas",
+                        help="with --precision: assemble the PTX with this "
+                        "ptxas for sm_80 and sm_90")
+    parser.add_argument("--only", action="append",
+                        help="check only this variant (repeatable)")
     args = parser.parse_args()
     results = [check(name, make_conv, shape, args)
-               for name, (make_conv, shape) in variants().items()]
+               for name, (make_conv, shape) in variants().items()
+               if not args.only or name in args.only]
     sys.exit(0 if all(results) else 1)
 
 

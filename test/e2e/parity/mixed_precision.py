@@ -31,8 +31,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity import (MODELS, cls_copy, make_data, prepare_model,  # noqa: E402
-                    rel_error)
+from parity import (MODELS, cls_copy, emulated_cuda,  # noqa: E402
+                    make_data, prepare_model, rel_error)
 
 LOW_TYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -232,6 +232,10 @@ def main():
                              "distance to the emulated autocast only (for "
                              "runs that skip steps)")
     parser.add_argument("--workdir")
+    parser.add_argument("--emulated-cuda", metavar="FAKE_LIBCUDA",
+                        help="train with --device cuda on this fake CUDA "
+                             "driver, which runs traincc's CUDA kernels "
+                             "(tensor cores included) compiled for the CPU")
     args = parser.parse_args()
     mode = args.loss_scale or ("dynamic" if args.precision == "fp16"
                                else "none")
@@ -249,7 +253,7 @@ def main():
     np.save(os.path.join(work, "y.npy"), y)
 
     trainer = os.path.join(work, "trainer")
-    compile_cmd = [args.traincc, onnx_path, "-o", trainer, "--target", "cpu",
+    compile_cmd = [args.traincc, onnx_path, "-o", trainer,
                    "--batch-size", str(args.batch),
                    "--accum-steps", str(args.accum),
                    "--optimizer", args.optimizer,
@@ -259,6 +263,12 @@ def main():
                    "--loss-scale-growth-interval", str(args.growth_interval)]
     if args.optimizer == "sgd":
         compile_cmd += ["--momentum", str(args.momentum)]
+    device, env = [], None
+    if args.emulated_cuda:
+        compile_cmd, device, env = emulated_cuda(compile_cmd, trainer, work,
+                                                 args.emulated_cuda)
+    else:
+        compile_cmd += ["--target", "cpu"]
     subprocess.run(compile_cmd, check=True)
     log = os.path.join(work, "run.jsonl")
     exported = os.path.join(work, "trained.onnx")
@@ -266,8 +276,8 @@ def main():
                     "--train-y", os.path.join(work, "y.npy"), "--no-shuffle",
                     "--max-steps", str(args.steps), "--lr", str(args.lr),
                     "--log", log, "--export", exported, "--threads", "1",
-                    "--no-fold-bn"],
-                   check=True, stdout=subprocess.DEVNULL)
+                    "--no-fold-bn"] + device,
+                   check=True, stdout=subprocess.DEVNULL, env=env)
     steps = [json.loads(line) for line in open(log)
              if json.loads(line)["event"] == "step"]
     ours = [s["loss"] for s in steps]

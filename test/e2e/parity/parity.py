@@ -109,6 +109,25 @@ def prepare_model(models, name, batch, workdir, prefix):
     return cls, model, work, onnx_path
 
 
+def emulated_cuda(compile_cmd, trainer, work, fake_libcuda):
+    """Makes a compile command build --target cpu,cuda and its CUDA kernels
+    for the CPU (--emit=cuda-emulation) as a library the fake CUDA driver
+    runs. Returns the compile command, the trainer's device flags and the
+    environment that loads the fake driver."""
+    compile_cmd = compile_cmd + ["--target", "cpu,cuda"]
+    kernels = os.path.join(work, "kernels.o")
+    library = os.path.join(work, "kernels.so")
+    subprocess.run([c for c in compile_cmd if c not in ("-o", trainer)]
+                   + ["--emit=cuda-emulation", "-o", kernels], check=True)
+    subprocess.run(["c++", "-shared", kernels, "-o", library], check=True)
+    # A compute capability above the cubin's sm_90: the PTX path.
+    env = dict(os.environ, TRAINCC_LIBCUDA=fake_libcuda,
+               TRAINCC_FAKE_CUDA_CC="10.0",
+               TRAINCC_FAKE_CUDA_EMULATION=library)
+    print("device: cuda, traincc's kernels emulated on the CPU")
+    return compile_cmd, ["--device", "cuda"], env
+
+
 def pool_batch_norm_statistics(model):
     """For --bn-stats step: keeps PyTorch's BatchNorm layers from updating
     their running statistics (momentum 0) and records each layer's inputs,
@@ -235,18 +254,8 @@ def main():
         compile_cmd += ["--momentum", str(args.momentum)]
     device, env = [], None
     if args.emulated_cuda:
-        compile_cmd += ["--target", "cpu,cuda"]
-        kernels = os.path.join(work, "kernels.o")
-        library = os.path.join(work, "kernels.so")
-        subprocess.run([c for c in compile_cmd if c not in ("-o", trainer)]
-                       + ["--emit=cuda-emulation", "-o", kernels], check=True)
-        subprocess.run(["c++", "-shared", kernels, "-o", library], check=True)
-        device = ["--device", "cuda"]
-        # A compute capability above the cubin's sm_90: the PTX path.
-        env = dict(os.environ, TRAINCC_LIBCUDA=args.emulated_cuda,
-                   TRAINCC_FAKE_CUDA_CC="10.0",
-                   TRAINCC_FAKE_CUDA_EMULATION=library)
-        print("device: cuda, traincc's kernels emulated on the CPU")
+        compile_cmd, device, env = emulated_cuda(compile_cmd, trainer, work,
+                                                 args.emulated_cuda)
     subprocess.run(compile_cmd, check=True)
     log = os.path.join(work, "run.jsonl")
     exported = os.path.join(work, "trained.onnx")

@@ -18,6 +18,11 @@ struct ObjectOptions {
   unsigned optLevel = 3;
 };
 
+/// Whether LLVM's x86 `cpu` (as ObjectOptions::cpu: "native" is this
+/// machine, with its detected features) has the subtarget `feature`, such
+/// as "avx512bf16". False for unknown CPUs.
+bool cpuHasFeature(llvm::StringRef cpu, llvm::StringRef feature);
+
 /// Translates `module` (LLVM dialect only) to LLVM IR, optimises it at
 /// `options.optLevel` for the host triple and writes LLVM IR text (`emitIR`) or a relocatable
 /// object file to `os`. Errors are emitted on the module.

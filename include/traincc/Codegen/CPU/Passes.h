@@ -7,6 +7,10 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/Pass.h"
+// For the CPU pipeline (Pipelines.cpp): convert-vector-to-llvm, and
+// cpuHasFeature to pick the target's instructions.
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "traincc/Codegen/CPU/EmitObject.h"
 
 namespace traincc {
 

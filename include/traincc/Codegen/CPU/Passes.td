@@ -74,6 +74,58 @@ def ExpandBF16ConversionsPass
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def VectorizeLowPrecisionContractionsPass
+    : Pass<"traincc-vectorize-low-precision-contractions", "mlir::ModuleOp"> {
+  let summary = "Lowers bf16/f16 contractions with f32 accumulation to "
+                "loops over vectors";
+  let description = [{
+    Each `linalg.generic` on buffers whose body is
+    `out + extf(a) * extf(b)` (bf16 or f16 inputs, an f32 output) and whose
+    innermost loop walks every moving operand contiguously becomes an
+    `scf.for` nest over 1-D vectors of `vector-width` f32 lanes along that
+    loop, masked at the end of each row:
+
+    * innermost loop parallel: a vector of outputs is loaded, accumulates
+      over all the reduction loops and is stored; inputs that do not move
+      with the innermost loop are broadcast. Each output adds its products
+      in the order of the scalar loop nest: the same result, bit for bit.
+    * innermost loop a reduction along which both inputs are contiguous: a
+      vector of partial sums accumulates over all the reduction loops, and
+      its lanes' sum is added to the output (a blocked sum). With
+      `avx512bf16`, bf16 inputs go through `x86vector.avx512.dot`
+      (`vdpbf16ps`: pairs of products added before accumulating, denormals
+      treated as zero), twice `vector-width` bf16 per step.
+
+    Neighbouring outputs along the last outer parallel loop (up to 8, a
+    divisor of its static length) accumulate side by side, each in its own
+    vector, so that one accumulation does not wait for the previous one's.
+
+    Other linalg ops, every f32 op, and f16 ops when the CPU lacks F16C
+    (`f16c=false`: each lane would widen through a libgcc call) are left
+    alone. Run it after
+    `traincc-order-loops-for-vectorization` (and the outlining), before
+    `convert-linalg-to-loops`; `convert-vector-to-llvm` with
+    `enable-x86vector` lowers the result.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector (16: AVX-512)">,
+    Option<"avx512bf16", "avx512bf16", "bool", /*default=*/"false",
+           "The target CPU has AVX512-BF16: bf16 reductions use vdpbf16ps">,
+    Option<"f16c", "f16c", "bool", /*default=*/"true",
+           "The target CPU has F16C (vector f16 conversions); without it "
+           "f16 contractions stay scalar">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+    "::mlir::x86vector::X86VectorDialect",
+  ];
+}
+
 def LowerParallelCallsPass
     : Pass<"traincc-lower-parallel-calls", "mlir::ModuleOp"> {
   let summary = "Turns calls of outlined parallel bodies into "

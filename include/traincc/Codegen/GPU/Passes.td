@@ -106,15 +106,33 @@ def TileGPUContractionsPass
     the one-thread-per-output kernel's bit for bit. Contractions with M or
     N under 8, K under 4, or less than `min-work` multiply-adds are left to
     `traincc-map-to-gpu`.
+
+    Tensor cores (`tensor-cores`, on by default): a contraction whose body
+    is `out + extf(a) * extf(b)` with f16 or bf16 inputs and an f32 output
+    (mixed precision) gets a kernel of 128-thread blocks instead: 2 x 2
+    warps over a TM x TN output tile (TM = 32 or 64, TN = 16, 32 or 64),
+    each warp computing its quarter as 16 x 8 tiles with warp-collective
+    `nvvm.mma.sync` m16n8k16 (row-major A, column-major B, f32 C/D, fp32
+    accumulation). Each step of the K loop stages 32 terms of both inputs
+    in shared memory as rows of K (TM x 32 and TN x 32, padded by 8 halves
+    against bank conflicts), terms past K as zeros, and every warp reads
+    its A and B fragments from there (PTX ISA fragment layouts; lane =
+    4 * groupID + threadID_in_group). Every thread runs every `mma.sync`.
+    The terms of each output are summed in the tensor cores' order, not the
+    op's loop order.
   }];
   let options = [
     Option<"minWork", "min-work", "int64_t", /*default=*/"4096",
            "Smallest M*N*K (times batches) worth a tiled kernel">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
+           "Compute f16/bf16 contractions into f32 with mma.sync">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
   ];

@@ -5,6 +5,37 @@
 
 include "mlir/Pass/PassBase.td"
 
+def EmulateMmaSyncPass : Pass<"traincc-emulate-mma-sync", "mlir::ModuleOp"> {
+  let summary = "Rewrites the warp-collective nvvm.mma.sync of GPU kernels "
+                "into an exchange through shared memory (emulation only)";
+  let description = [{
+    Runs on outlined kernels (`gpu.func` with a known block size) before
+    `traincc-gpu-kernels-to-cpu`, which runs a block's threads as fibers
+    that meet at every barrier. Each `nvvm.mma.sync` m16n8k16 (row-major
+    f16 or bf16 A, column-major B, f32 C and D) becomes: every lane stores
+    its A and B fragments, converted exactly to f32, at their places
+    (PTX ISA fragment layouts; lane = 4 * groupID + threadID_in_group) in
+    its warp's part of a new workgroup buffer (warps x group x 384 f32); a
+    `gpu.barrier`; every lane computes its four D elements from the whole
+    warp's A and B; a `gpu.barrier`. Each D element is its C plus the 16
+    products A[r][k] * B[k][c] (exact in f32) added in increasing k, each
+    addition rounded to f32. Tensor cores add in another order and with
+    their own rounding, so results may differ from a GPU's in the last
+    bits. Up to 8 consecutive mma.sync of a block that do not depend on
+    each other (nor does anything between them) share one exchange. The
+    barriers are block-wide: every thread of the block must execute every
+    mma.sync, as on the GPU every lane of a warp must.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def GPUKernelsToCPUPass : Pass<"traincc-gpu-kernels-to-cpu", "mlir::ModuleOp"> {
   let summary = "Turns the kernels of @traincc_kernels into CPU functions "
                 "that emulate one GPU thread (for testing without a GPU)";
