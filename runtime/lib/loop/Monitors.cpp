@@ -20,30 +20,7 @@ int64_t elementCount(const traincc_state_tensor &t) {
 /// Element `i` of a state tensor as a double (float types only).
 double elementAt(const traincc_state_tensor &t, const uint8_t *data,
                  int64_t i) {
-  switch (t.dtype) {
-  case TRAINCC_DTYPE_F32: {
-    float v;
-    std::memcpy(&v, data + 4 * i, 4);
-    return v;
-  }
-  case TRAINCC_DTYPE_F64: {
-    double v;
-    std::memcpy(&v, data + 8 * i, 8);
-    return v;
-  }
-  case TRAINCC_DTYPE_F16: {
-    uint16_t v;
-    std::memcpy(&v, data + 2 * i, 2);
-    return halfToFloat(v);
-  }
-  case TRAINCC_DTYPE_BF16: {
-    uint16_t v;
-    std::memcpy(&v, data + 2 * i, 2);
-    return bfloat16ToFloat(v);
-  }
-  default:
-    return 0;
-  }
+  return loadElement(data, t.dtype, i);
 }
 
 bool isFloat(int32_t dtype) {

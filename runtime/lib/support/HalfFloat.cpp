@@ -33,29 +33,6 @@ uint32_t shiftRoundingToEven(uint32_t value, unsigned shift) {
   return result;
 }
 
-/// Element `i` of a float array of `dtype` (exact for every float type).
-double loadElement(const uint8_t *data, int32_t dtype, int64_t i) {
-  switch (dtype) {
-  case TRAINCC_DTYPE_F32: {
-    float v;
-    std::memcpy(&v, data + 4 * i, 4);
-    return v;
-  }
-  case TRAINCC_DTYPE_F64: {
-    double v;
-    std::memcpy(&v, data + 8 * i, 8);
-    return v;
-  }
-  case TRAINCC_DTYPE_F16:
-  case TRAINCC_DTYPE_BF16: {
-    uint16_t v;
-    std::memcpy(&v, data + 2 * i, 2);
-    return dtype == TRAINCC_DTYPE_F16 ? halfToFloat(v) : bfloat16ToFloat(v);
-  }
-  }
-  return 0;
-}
-
 void storeElement(uint8_t *data, int32_t dtype, int64_t i, double value) {
   switch (dtype) {
   case TRAINCC_DTYPE_F32: {
@@ -90,6 +67,28 @@ int64_t elementSize(int32_t dtype) {
 }
 
 } // namespace
+
+double loadElement(const uint8_t *data, int32_t dtype, int64_t i) {
+  switch (dtype) {
+  case TRAINCC_DTYPE_F32: {
+    float v;
+    std::memcpy(&v, data + 4 * i, 4);
+    return v;
+  }
+  case TRAINCC_DTYPE_F64: {
+    double v;
+    std::memcpy(&v, data + 8 * i, 8);
+    return v;
+  }
+  case TRAINCC_DTYPE_F16:
+  case TRAINCC_DTYPE_BF16: {
+    uint16_t v;
+    std::memcpy(&v, data + 2 * i, 2);
+    return dtype == TRAINCC_DTYPE_F16 ? halfToFloat(v) : bfloat16ToFloat(v);
+  }
+  }
+  return 0;
+}
 
 uint16_t floatToHalf(float value) {
   uint32_t bits = bitsOf(value);

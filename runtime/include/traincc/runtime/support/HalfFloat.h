@@ -20,6 +20,10 @@ float halfToFloat(uint16_t bits);
 uint16_t floatToBFloat16(float value);
 float bfloat16ToFloat(uint16_t bits);
 
+/// Element `i` of an array of traincc_dtype float type `dtype`, exactly as
+/// a double; 0 for another dtype.
+double loadElement(const uint8_t *data, int32_t dtype, int64_t i);
+
 /// Converts `count` elements between traincc_dtype float types (F32, F64,
 /// F16, BF16); the same dtype copies, I64 only to I64. False, with nothing
 /// written, for another pair.
