@@ -12,6 +12,8 @@
 // RUN: not traincc-opt %t/micro.mlir -traincc-loss-scaling='precision=fp16 loss-scale=big' 2>&1 | FileCheck %s --check-prefix=WORD
 // RUN: not traincc-opt %t/micro.mlir -traincc-loss-scaling='precision=fp16 init-scale=1e40' 2>&1 | FileCheck %s --check-prefix=HUGE
 // RUN: not traincc-opt %t/micro.mlir -traincc-loss-scaling='precision=fp16 interval=0' 2>&1 | FileCheck %s --check-prefix=INTERVAL
+// RUN: traincc-opt %t/f64-loss.mlir -verify-diagnostics -traincc-loss-scaling='precision=fp16'
+// RUN: traincc-opt %t/no-loss.mlir -verify-diagnostics -traincc-loss-scaling='precision=bf16 loss-scale=dynamic'
 
 //--- micro.mlir
 
@@ -117,4 +119,22 @@ module @step {
     train.bn_running_update @bn.running_mean, @bn.running_var, %0, %1 momentum 1.000000e-01 count 2 batches %2 : tensor<4xf32>, tensor<f32>
     return
   }
+}
+
+//--- f64-loss.mlir
+
+// Tests that the loss to scale is an f32 scalar (an f64 model's is not).
+module {
+  // expected-error @below {{loss scaling needs an f32 scalar loss, got 'tensor<f64>'}}
+  func.func @loss(%arg0: tensor<2xf64>) -> tensor<f64> {
+    %0 = train.reduce_sum %arg0 axes [0] : (tensor<2xf64>) -> tensor<f64>
+    return %0 : tensor<f64>
+  }
+}
+
+//--- no-loss.mlir
+
+// Tests that the pass needs the loss function append-loss builds.
+// expected-error @below {{expected a @loss function with one result (run traincc-append-loss first)}}
+module {
 }

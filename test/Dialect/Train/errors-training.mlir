@@ -1203,3 +1203,53 @@ module {
     return
   }
 }
+
+// -----
+
+// Tests that the scale grows by a finite factor of at least 1.
+module {
+  train.param @scale loss_scaler : tensor<f32>
+  train.param @tracker loss_scaler : tensor<i64>
+  train.param @found loss_scaler : tensor<f32>
+  func.func @f() {
+    // expected-error @below {{'train.update_loss_scale' op growth must be a finite number >= 1, got 5.000000e-01}}
+    train.update_loss_scale @scale, @tracker, @found growth 0.5 backoff 0.5 interval 2000
+    return
+  }
+}
+
+// -----
+
+// Tests that the growth interval counts at least one step.
+module {
+  train.param @scale loss_scaler : tensor<f32>
+  train.param @tracker loss_scaler : tensor<i64>
+  train.param @found loss_scaler : tensor<f32>
+  func.func @f() {
+    // expected-error @below {{'train.update_loss_scale' op interval must be positive, got 0}}
+    train.update_loss_scale @scale, @tracker, @found growth 2.0 backoff 0.5 interval 0
+    return
+  }
+}
+
+// -----
+
+// Tests that the growth tracker is an i64 scalar.
+module {
+  train.param @scale loss_scaler : tensor<f32>
+  train.param @tracker loss_scaler : tensor<f32>
+  train.param @found loss_scaler : tensor<f32>
+  func.func @f() {
+    // expected-error @below {{'train.update_loss_scale' op growth tracker 'tracker' has type 'tensor<f32>', expected 'tensor<i64>'}}
+    train.update_loss_scale @scale, @tracker, @found growth 2.0 backoff 0.5 interval 2000
+    return
+  }
+}
+
+// -----
+
+// Tests that a weight copy's source must exist.
+module {
+  // expected-error @below {{'train.param' op source 'w' does not name a train.param}}
+  train.param @w.bf16 weight_copy : tensor<3x4xbf16> {source = @w}
+}
