@@ -106,23 +106,6 @@ void printReport(ModuleOp module, llvm::raw_ostream &os) {
 
 } // namespace
 
-/// True for "native" and for the CPU names LLVM knows for the host's target
-/// (LLVM itself would print a warning per function and carry on).
-static bool isValidCPU(StringRef cpu) {
-  if (cpu == "native")
-    return true;
-  llvm::InitializeNativeTarget();
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return true; // emitHostCode reports the missing target.
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      target->createMCSubtargetInfo(triple, "", ""));
-  return subtarget && subtarget->isCPUStringValid(cpu);
-}
-
 static std::string formatNumber(double value) {
   std::string text;
   llvm::raw_string_ostream(text) << value;
@@ -164,7 +147,7 @@ bool traincc::validateOptions(const CompileOptions &options) {
   if (options.batchSize && *options.batchSize < 1)
     return fail("--batch-size must be positive, got " +
                 llvm::Twine(*options.batchSize));
-  if (!isValidCPU(options.cpu))
+  if (!isKnownCPU(options.cpu))
     return fail("--cpu '" + options.cpu +
                 "' is not a CPU LLVM knows for this machine's target; use "
                 "native, x86-64 or a name that `llc -mcpu=help` lists");

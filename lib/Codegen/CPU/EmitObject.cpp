@@ -70,23 +70,36 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine,
 
 } // namespace
 
-bool traincc::cpuHasFeature(llvm::StringRef cpu, llvm::StringRef feature) {
-  if (cpu == "native") {
-    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-    auto it = features.find(feature);
-    return it != features.end() && it->second;
-  }
+/// The host target's subtarget for `cpu`, or null without a host target.
+static std::unique_ptr<llvm::MCSubtargetInfo>
+hostSubtarget(llvm::StringRef cpu) {
   llvm::InitializeNativeTarget();
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
-    return false;
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+    return nullptr;
+  return std::unique_ptr<llvm::MCSubtargetInfo>(
       target->createMCSubtargetInfo(triple, cpu, ""));
+}
+
+bool traincc::cpuHasFeature(llvm::StringRef cpu, llvm::StringRef feature) {
+  if (cpu == "native") {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    auto it = features.find(feature);
+    return it != features.end() && it->second;
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget = hostSubtarget(cpu);
   return subtarget && subtarget->isCPUStringValid(cpu) &&
          subtarget->checkFeatures(("+" + feature).str());
+}
+
+bool traincc::isKnownCPU(llvm::StringRef cpu) {
+  if (cpu == "native")
+    return true;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget = hostSubtarget("");
+  return !subtarget || subtarget->isCPUStringValid(cpu);
 }
 
 LogicalResult traincc::emitHostCode(ModuleOp module,

@@ -23,6 +23,11 @@ struct ObjectOptions {
 /// as "avx512bf16". False for unknown CPUs.
 bool cpuHasFeature(llvm::StringRef cpu, llvm::StringRef feature);
 
+/// True for "native" and for the CPU names LLVM knows for the host's
+/// target (LLVM itself would print a warning per function and carry on),
+/// and when the host target is missing (emitHostCode reports that).
+bool isKnownCPU(llvm::StringRef cpu);
+
 /// Translates `module` (LLVM dialect only) to LLVM IR, optimises it at
 /// `options.optLevel` for the host triple and writes LLVM IR text (`emitIR`) or a relocatable
 /// object file to `os`. Errors are emitted on the module.
