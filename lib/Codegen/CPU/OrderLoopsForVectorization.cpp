@@ -10,6 +10,8 @@
 
 #include "traincc/Codegen/CPU/Passes.h"
 
+#include "AffineStride.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -22,39 +24,13 @@ namespace traincc {
 using namespace mlir;
 using namespace traincc;
 
+using traincc::cpu::strideOf;
+
 namespace {
 
 /// How `dim` moves through one operand's memory when it is the innermost
 /// loop.
 enum class Access { Invariant, Contiguous, Strided };
-
-/// Whether `expr` steps by exactly one when `dim` does (`d3`, `d3 + d6`,
-/// `d3 - d6 + 2`), as opposed to not at all or by another stride.
-std::optional<int64_t> strideOf(AffineExpr expr, unsigned dim) {
-  if (auto d = dyn_cast<AffineDimExpr>(expr))
-    return d.getPosition() == dim ? 1 : 0;
-  if (isa<AffineConstantExpr, AffineSymbolExpr>(expr))
-    return 0;
-  auto binary = cast<AffineBinaryOpExpr>(expr);
-  auto lhs = strideOf(binary.getLHS(), dim);
-  auto rhs = strideOf(binary.getRHS(), dim);
-  if (!lhs || !rhs)
-    return std::nullopt;
-  switch (binary.getKind()) {
-  case AffineExprKind::Add:
-    return *lhs + *rhs;
-  case AffineExprKind::Mul:
-    // One side is a constant in a pure affine map.
-    if (auto c = dyn_cast<AffineConstantExpr>(binary.getRHS()))
-      return *lhs * c.getValue();
-    if (auto c = dyn_cast<AffineConstantExpr>(binary.getLHS()))
-      return *rhs * c.getValue();
-    return std::nullopt;
-  default:
-    // floordiv/mod/ceildiv: not a fixed stride.
-    return (*lhs == 0 && *rhs == 0) ? std::optional<int64_t>(0) : std::nullopt;
-  }
-}
 
 Access accessOf(AffineMap map, unsigned dim) {
   unsigned last = map.getNumResults();

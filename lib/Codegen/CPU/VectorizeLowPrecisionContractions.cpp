@@ -25,6 +25,8 @@
 
 #include "traincc/Codegen/CPU/Passes.h"
 
+#include "AffineStride.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -43,6 +45,8 @@ namespace traincc {
 
 using namespace mlir;
 
+using traincc::cpu::strideOf;
+
 namespace {
 
 bool isLowPrecision(Type type) { return type.isF16() || type.isBF16(); }
@@ -50,29 +54,6 @@ bool isLowPrecision(Type type) { return type.isF16() || type.isBF16(); }
 /// How an operand's indexing map moves with loop `dim`: not at all, by one
 /// element along its last (unit-stride) dimension, or otherwise.
 enum class Access { Invariant, Contiguous, Other };
-
-/// How much `expr` moves when `dim` steps by one, if by a fixed amount.
-std::optional<int64_t> strideOf(AffineExpr expr, unsigned dim) {
-  if (auto d = dyn_cast<AffineDimExpr>(expr))
-    return d.getPosition() == dim ? 1 : 0;
-  if (isa<AffineConstantExpr, AffineSymbolExpr>(expr))
-    return 0;
-  auto binary = cast<AffineBinaryOpExpr>(expr);
-  std::optional<int64_t> lhs = strideOf(binary.getLHS(), dim);
-  std::optional<int64_t> rhs = strideOf(binary.getRHS(), dim);
-  if (!lhs || !rhs)
-    return std::nullopt;
-  if (binary.getKind() == AffineExprKind::Add)
-    return *lhs + *rhs;
-  if (binary.getKind() == AffineExprKind::Mul) {
-    if (auto c = dyn_cast<AffineConstantExpr>(binary.getRHS()))
-      return *lhs * c.getValue();
-    if (auto c = dyn_cast<AffineConstantExpr>(binary.getLHS()))
-      return *rhs * c.getValue();
-    return std::nullopt;
-  }
-  return (*lhs == 0 && *rhs == 0) ? std::optional<int64_t>(0) : std::nullopt;
-}
 
 Access accessOf(AffineMap map, unsigned dim) {
   unsigned last = map.getNumResults();
