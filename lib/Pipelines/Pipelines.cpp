@@ -178,18 +178,20 @@ void traincc::buildCPULowerToLLVMPipeline(
   // Kernels: every linalg op as a loop nest whose innermost loop LLVM can
   // vectorize, the large ones split across the trainer's threads.
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
+  pm.addPass(createCollapseContiguousLoopsPass());
   pm.addPass(createOrderLoopsForVectorizationPass());
   if (options.threads)
     pm.addPass(createOutlineParallelLoopsPass());
-  // bf16/f16 convolutions and matmuls (f32 accumulation) as loops over
-  // vectors; vdpbf16ps for bf16 dot products where the CPU has AVX512-BF16.
-  // An f16 operand is widened with F16C; without it, each lane would be a
-  // libgcc call, slower than the scalar loops LLVM makes.
-  VectorizeLowPrecisionContractionsPassOptions vectorize;
+  // Convolutions and matmuls (f32, or bf16/f16 with f32 accumulation) as
+  // register-tiled loops over vectors; vdpbf16ps for bf16 dot products
+  // where the CPU has AVX512-BF16. An f16 operand is widened with F16C;
+  // without it, each lane would be a libgcc call, slower than the scalar
+  // loops LLVM makes.
+  VectorizeContractionsPassOptions vectorize;
   vectorize.avx512bf16 = cpuHasFeature(options.cpu, "avx512bf16");
   vectorize.vectorWidth = cpuHasFeature(options.cpu, "avx512f") ? 16 : 8;
   vectorize.f16c = cpuHasFeature(options.cpu, "f16c");
-  pm.addPass(createVectorizeLowPrecisionContractionsPass(vectorize));
+  pm.addPass(createVectorizeContractionsPass(vectorize));
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

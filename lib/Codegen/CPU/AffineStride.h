@@ -1,7 +1,7 @@
 //===- AffineStride.h - how an index moves with one loop --------*- C++ -*-===//
 //
 // Shared by the CPU passes that look at how loop nests walk memory
-// (OrderLoopsForVectorization, VectorizeLowPrecisionContractions).
+// (OrderLoopsForVectorization, VectorizeContractions).
 //
 //===----------------------------------------------------------------------===//
 

@@ -30,6 +30,28 @@ def OrderLoopsForVectorizationPass
   ];
 }
 
+def CollapseContiguousLoopsPass
+    : Pass<"traincc-collapse-contiguous-loops", "mlir::ModuleOp"> {
+  let summary = "Merges neighbouring loops of a linalg.generic that walk "
+                "every operand contiguously into one loop";
+  let description = [{
+    LLVM unrolls short innermost loops (a 28-wide row) into scalar code
+    rather than vectorizing them. Two neighbouring loops of a
+    `linalg.generic` on buffers become one when they have the same iterator
+    type and every operand either reads neither or reads both as
+    neighbouring dimensions, in the same order, whose rows follow each
+    other without a gap (`stride[outer] == stride[inner] * size[inner]`).
+    The operands are reshaped with `memref.collapse_shape`; the arithmetic,
+    and the order in which each output's terms are added, stay the same.
+
+    Ops that read their loop indices (`linalg.index`) and ops whose
+    indexing maps are not projected permutations (convolutions) are left
+    alone. Run it after `linalg-generalize-named-ops`, before
+    `traincc-order-loops-for-vectorization`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def OutlineParallelLoopsPass
     : Pass<"traincc-outline-parallel-loops", "mlir::ModuleOp"> {
   let summary = "Outlines large linalg ops on buffers into functions over a "
@@ -74,21 +96,22 @@ def ExpandBF16ConversionsPass
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
-def VectorizeLowPrecisionContractionsPass
-    : Pass<"traincc-vectorize-low-precision-contractions", "mlir::ModuleOp"> {
-  let summary = "Lowers bf16/f16 contractions with f32 accumulation to "
-                "loops over vectors";
+def VectorizeContractionsPass
+    : Pass<"traincc-vectorize-contractions", "mlir::ModuleOp"> {
+  let summary = "Lowers convolutions and matmuls (f32, or bf16/f16 with f32 "
+                "accumulation) to register-tiled loops over vectors";
   let description = [{
-    Each `linalg.generic` on buffers whose body is
-    `out + extf(a) * extf(b)` (bf16 or f16 inputs, an f32 output) and whose
-    innermost loop walks every moving operand contiguously becomes an
-    `scf.for` nest over 1-D vectors of `vector-width` f32 lanes along that
-    loop, masked at the end of each row:
+    Each `linalg.generic` on buffers whose body is `out + a * b` (f32
+    inputs) or `out + extf(a) * extf(b)` (bf16 or f16 inputs), with an f32
+    output, and whose innermost loop walks every moving operand
+    contiguously becomes an `scf.for` nest over 1-D vectors of
+    `vector-width` f32 lanes along that loop, masked at the end of each row,
+    with `vector.fma` multiply-adds (one rounding per product):
 
     * innermost loop parallel: a vector of outputs is loaded, accumulates
       over all the reduction loops and is stored; inputs that do not move
       with the innermost loop are broadcast. Each output adds its products
-      in the order of the scalar loop nest: the same result, bit for bit.
+      in the order of the scalar loop nest.
     * innermost loop a reduction along which both inputs are contiguous: a
       vector of partial sums accumulates over all the reduction loops, and
       its lanes' sum is added to the output (a blocked sum). With
@@ -96,15 +119,18 @@ def VectorizeLowPrecisionContractionsPass
       (`vdpbf16ps`: pairs of products added before accumulating, denormals
       treated as zero), twice `vector-width` bf16 per step.
 
-    Neighbouring outputs along the last outer parallel loop (up to 8, a
-    divisor of its static length) accumulate side by side, each in its own
-    vector, so that one accumulation does not wait for the previous one's.
+    A register tile of outputs accumulates side by side, each in its own
+    vector: where one outer parallel loop leaves the first input in place
+    and another the second, the tile is their outer product (`fa x fb`
+    outputs for `fa + fb` loads per step, the factors divisors of the
+    loops' static lengths, at most 16 accumulators with 16 lanes, 8 with
+    8), chosen for the fewest loads per multiply-add; otherwise up to 8
+    neighbours along one such loop, or along the last outer parallel loop.
 
-    Other linalg ops, every f32 op, and f16 ops when the CPU lacks F16C
-    (`f16c=false`: each lane would widen through a libgcc call) are left
-    alone. Run it after
-    `traincc-order-loops-for-vectorization` (and the outlining), before
-    `convert-linalg-to-loops`; `convert-vector-to-llvm` with
+    Other linalg ops, and f16 ops when the CPU lacks F16C (`f16c=false`:
+    each lane would widen through a libgcc call), are left alone. Run it
+    after `traincc-order-loops-for-vectorization` (and the outlining),
+    before `convert-linalg-to-loops`; `convert-vector-to-llvm` with
     `enable-x86vector` lowers the result.
   }];
   let options = [

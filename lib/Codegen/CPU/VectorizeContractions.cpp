@@ -1,25 +1,33 @@
-//===- VectorizeLowPrecisionContractions.cpp - bf16/f16 dot products ------===//
+//===- VectorizeContractions.cpp - register-tiled multiply-adds -----------===//
 //
-// Mixed precision makes convolutions and matmuls read bf16/f16 operands and
-// accumulate in f32: `out += extf(a) * extf(b)`. Left to LLVM, the widening
-// conversions (scalar vcvtph2ps, or bf16's integer shifts) and the short
-// innermost loops of small convolutions (a 14-wide row) leave these loop
-// nests scalar and fully unrolled. Here each such linalg.generic becomes an
-// explicit loop nest over 1-D vectors along its innermost loop (already the
-// contiguous one, traincc-order-loops-for-vectorization):
+// Convolutions and matmuls are linalg.generic ops whose body is
+// `out + a * b` (f32, or bf16/f16 widened to f32: mixed precision). Left to
+// LLVM, each output's sum is one chain of dependent adds, the short
+// innermost loops of small convolutions (a 14-wide row) end up scalar and
+// fully unrolled, and every multiply-add loads both of its operands. Here
+// each such op becomes an explicit loop nest over 1-D vectors along its
+// innermost loop (already the contiguous one,
+// traincc-order-loops-for-vectorization), with a register tile of
+// outputs computed together:
 //
 //  * innermost loop parallel (forward convolutions, data gradients): a
 //    vector of outputs stays in registers across all reduction loops; each
-//    lane adds its products in the scalar loop nest's order, so the results
-//    are those of the scalar code, bit for bit;
+//    lane adds its products in the scalar loop nest's order, one fused
+//    multiply-add (one rounding) per product;
 //  * innermost loop a reduction along which both inputs are contiguous
 //    (filter gradients, a matmul's K): a vector of partial sums runs across
 //    all the reduction loops and is summed once at the end (a blocked sum:
 //    other rounding at the last bits, as reassoc already allows). With
 //    AVX512-BF16, bf16 pairs go through `vdpbf16ps` (x86vector.avx512.dot).
 //
-// Rows shorter than a vector, and the tail of longer ones, use masked loads
-// whose masked-off lanes read zero.
+// The tile is an outer product where the loops allow it: outputs along a
+// loop that one input does not move with share that input's load, outputs
+// along a loop the other does not move with share the other's (output
+// channels x rows for a convolution, output channels x filter columns for
+// its filter gradient). Rows shorter than a vector, and the tail of longer
+// ones, use masked loads whose masked-off lanes read zero. Which outputs
+// share a tile does not depend on the threads' ranges, so results stay
+// the same for any thread count.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,8 +46,10 @@
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/ADT/bit.h"
+
 namespace traincc {
-#define GEN_PASS_DEF_VECTORIZELOWPRECISIONCONTRACTIONSPASS
+#define GEN_PASS_DEF_VECTORIZECONTRACTIONSPASS
 #include "traincc/Codegen/CPU/Passes.h.inc"
 } // namespace traincc
 
@@ -80,17 +90,21 @@ bool unitInnermostStride(MemRefType type) {
   return strides.back() == 1;
 }
 
-/// The body `yield(out + extf(in0) * extf(in1))` (operands in any order),
-/// with bf16/f16 inputs of one type and an f32 output.
-bool isWideningMulAdd(linalg::GenericOp op) {
+/// The body `yield(out + in0 * in1)` (operands in any order) with f32
+/// inputs, or `yield(out + extf(in0) * extf(in1))` with bf16/f16 inputs of
+/// one type; the output f32.
+bool isMultiplyAdd(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !op.hasPureBufferSemantics())
     return false;
   Block &body = op.getRegion().front();
   Type a = body.getArgument(0).getType(), b = body.getArgument(1).getType();
-  if (!isLowPrecision(a) || a != b || !body.getArgument(2).getType().isF32())
+  if (a != b || !body.getArgument(2).getType().isF32())
     return false;
-  if (body.getOperations().size() != 5)
+  bool widening = isLowPrecision(a);
+  if (!widening && !a.isF32())
+    return false;
+  if (body.getOperations().size() != (widening ? 5 : 3))
     return false;
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
@@ -103,13 +117,93 @@ bool isWideningMulAdd(linalg::GenericOp op) {
   auto mul = product.getDefiningOp<arith::MulFOp>();
   if (!mul)
     return false;
-  auto lhs = mul.getLhs().getDefiningOp<arith::ExtFOp>();
-  auto rhs = mul.getRhs().getDefiningOp<arith::ExtFOp>();
-  if (!lhs || !rhs)
-    return false;
-  Value x = lhs.getIn(), y = rhs.getIn();
+  Value x = mul.getLhs(), y = mul.getRhs();
+  if (widening) {
+    auto lhs = x.getDefiningOp<arith::ExtFOp>();
+    auto rhs = y.getDefiningOp<arith::ExtFOp>();
+    if (!lhs || !rhs)
+      return false;
+    x = lhs.getIn();
+    y = rhs.getIn();
+  }
   return (x == body.getArgument(0) && y == body.getArgument(1)) ||
          (x == body.getArgument(1) && y == body.getArgument(0));
+}
+
+/// A loop along which neighbouring outputs are computed together, each in
+/// its own accumulator; `stride` is its place in the accumulator index.
+struct Jam {
+  unsigned dim;
+  int64_t factor;
+  int64_t stride;
+};
+
+/// The largest divisor of `size` that is at most `limit`. A loop of
+/// dynamic length (a thread's share of the channels) gets the largest power
+/// of two, which most often divides it, and its remainder runs apart.
+int64_t largestDivisor(int64_t size, int64_t limit) {
+  if (ShapedType::isDynamic(size))
+    return limit < 1 ? 1 : int64_t(llvm::bit_floor(uint64_t(limit)));
+  for (int64_t d = std::min(size, limit); d > 1; --d)
+    if (size % d == 0)
+      return d;
+  return 1;
+}
+
+/// The register tile: the outputs computed together. Best is an outer
+/// product: along one loop the first input does not move (one load serves
+/// all its outputs), along another the second, so that each step loads
+/// `fa + fb` vectors for `fa * fb` multiply-adds. Among the tiles that fit
+/// in `maxAccumulators`, the one with the fewest loads per multiply-add.
+/// Without such a pair of loops, neighbours along the last outer parallel
+/// loop still accumulate side by side, so that one's adds do not wait for
+/// the previous one's.
+SmallVector<Jam> chooseTile(linalg::GenericOp op, ArrayRef<unsigned> parallel,
+                            ArrayRef<int64_t> sizes, int64_t maxAccumulators) {
+  AffineMap in0 = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap in1 = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  std::optional<unsigned> shares0, shares1;
+  for (unsigned dim : parallel) {
+    if (sizes[dim] == 1)
+      continue;
+    bool reads0 = in0.isFunctionOfDim(dim), reads1 = in1.isFunctionOfDim(dim);
+    if (!reads0 && reads1)
+      shares0 = dim;
+    if (reads0 && !reads1)
+      shares1 = dim;
+  }
+  if (shares0 && shares1) {
+    int64_t bestA = 1, bestB = 1;
+    double bestCost = 2.0;
+    for (int64_t fa = 1; fa <= maxAccumulators; ++fa) {
+      if (largestDivisor(sizes[*shares0], fa) != fa)
+        continue;
+      int64_t fb = largestDivisor(sizes[*shares1], maxAccumulators / fa);
+      double cost = double(fa + fb) / double(fa * fb);
+      if (cost < bestCost || (cost == bestCost && fa * fb > bestA * bestB)) {
+        bestCost = cost;
+        bestA = fa;
+        bestB = fb;
+      }
+    }
+    // At most one loop of dynamic length in the tile: one remainder nest.
+    if (ShapedType::isDynamic(sizes[*shares0]) &&
+        ShapedType::isDynamic(sizes[*shares1]))
+      bestB = 1;
+    SmallVector<Jam> tile;
+    if (bestA > 1)
+      tile.push_back({*shares0, bestA, 1});
+    if (bestB > 1)
+      tile.push_back({*shares1, bestB, bestA});
+    return tile;
+  }
+  if (parallel.empty())
+    return {};
+  unsigned dim = shares1 ? *shares1 : shares0 ? *shares0 : parallel.back();
+  int64_t factor = largestDivisor(sizes[dim], 8);
+  if (factor == 1)
+    return {};
+  return {Jam{dim, factor, 1}};
 }
 
 struct Vectorizer {
@@ -117,8 +211,9 @@ struct Vectorizer {
   int64_t width;     // f32 lanes
   bool dotBF16;      // x86vector.avx512.dot for a bf16 reduction
   bool reduceInner;  // innermost loop is a reduction
-  Type lowType;
+  Type inputType;    // f32, or bf16/f16 widened to f32
   unsigned numLoops;
+  int64_t maxAccumulators;
 
   /// Indices into `operand` at the loop indices `ivs`.
   SmallVector<Value> indices(OpBuilder &b, Location loc, OpOperand &operand,
@@ -138,19 +233,19 @@ struct Vectorizer {
                   ArrayRef<Value> ivs, Value mask, int64_t lanes) {
     Value base = operand.get();
     SmallVector<Value> at = indices(b, loc, operand, ivs);
-    auto lowVector = VectorType::get({lanes}, lowType);
+    auto vectorType = VectorType::get({lanes}, inputType);
     if (accessOf(op.getMatchingIndexingMap(&operand), numLoops - 1) ==
         Access::Invariant) {
       // Broadcast, then widened as a vector: a scalar f16 load and
       // vcvtph2ps would merge into (and so wait for) an unrelated register
       // (vpinsrw), an accumulator's, which serialises the accumulations.
       Value scalar = memref::LoadOp::create(b, loc, base, at);
-      return vector::BroadcastOp::create(b, loc, lowVector, scalar);
+      return vector::BroadcastOp::create(b, loc, vectorType, scalar);
     }
     Value zero = arith::ConstantOp::create(
-        b, loc, lowVector,
-        DenseElementsAttr::get(lowVector, b.getFloatAttr(lowType, 0.0)));
-    return vector::MaskedLoadOp::create(b, loc, lowVector, base, at, mask,
+        b, loc, vectorType,
+        DenseElementsAttr::get(vectorType, b.getFloatAttr(inputType, 0.0)));
+    return vector::MaskedLoadOp::create(b, loc, vectorType, base, at, mask,
                                         zero);
   }
 
@@ -162,81 +257,104 @@ struct Vectorizer {
     return arith::ExtFOp::create(b, loc, type, value);
   }
 
-  /// acc + a * b for one step of the innermost loop starting at `ivs`.
-  Value accumulate(OpBuilder &b, Location loc, ArrayRef<Value> ivs,
-                   Value chunkSize, Value acc) {
-    int64_t lanes = dotBF16 ? 2 * width : width;
-    Value mask = vector::CreateMaskOp::create(
-        b, loc, VectorType::get({lanes}, b.getI1Type()), chunkSize);
-    Value a = readInput(b, loc, *op.getDpsInputOperand(0), ivs, mask, lanes);
-    Value c = readInput(b, loc, *op.getDpsInputOperand(1), ivs, mask, lanes);
+  /// acc + a * c, rounded once (a and c widened unless dotBF16).
+  Value multiplyAdd(OpBuilder &b, Location loc, Value a, Value c, Value acc) {
     if (dotBF16)
       // Differs from f32 multiply-adds: each lane adds two products before
       // accumulating (one rounding for both) and vdpbf16ps treats denormal
       // inputs and results as zero and always rounds to nearest even.
       return x86vector::DotBF16Op::create(b, loc, acc.getType(), acc, a, c);
-    Value product = arith::MulFOp::create(b, loc, widen(b, loc, a),
-                                          widen(b, loc, c));
-    return arith::AddFOp::create(b, loc, acc, product);
-  }
-
-  /// How many neighbouring outputs along `dim` (static size `size`) to
-  /// compute together: each has its own accumulator, so that the adds of
-  /// one do not wait for the previous ones (one chain is latency-bound),
-  /// and the operand they share is loaded once.
-  static int64_t jamFactor(int64_t size) {
-    if (ShapedType::isDynamic(size) || size <= 1)
-      return 1;
-    if (size <= 8)
-      return size;
-    for (int64_t factor : {8, 6, 4, 2})
-      if (size % factor == 0)
-        return factor;
-    return 1;
+    return vector::FMAOp::create(b, loc, a, c, acc);
   }
 
   void rewrite(RewriterBase &rewriter) {
-    Location loc = op.getLoc();
     OpBuilder &b = rewriter;
     b.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    unsigned inner = numLoops - 1;
+    auto iterators = op.getIteratorTypesArray();
+    SmallVector<unsigned> parallel;
+    for (unsigned dim = 0; dim < inner; ++dim)
+      if (linalg::isParallelIterator(iterators[dim]))
+        parallel.push_back(dim);
+    SmallVector<int64_t> staticRanges = op.getStaticLoopRanges();
+    SmallVector<Jam> tile =
+        chooseTile(op, parallel, staticRanges, maxAccumulators);
     SmallVector<Range> ranges =
         cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc);
-    SmallVector<int64_t> staticRanges = op.getStaticLoopRanges();
+    SmallVector<Value> lower(numLoops), upper(numLoops);
+    for (unsigned dim = 0; dim < numLoops; ++dim) {
+      lower[dim] = arith::ConstantIndexOp::create(b, loc, 0);
+      upper[dim] = getValueOrCreateConstantIndexOp(b, loc, ranges[dim].size);
+    }
+    // A tile along a loop of dynamic length (a thread's range) covers the
+    // multiples of its factor; the rest runs without that side of the tile.
+    auto dynamicJam = llvm::find_if(tile, [&](const Jam &jam) {
+      return ShapedType::isDynamic(staticRanges[jam.dim]);
+    });
+    if (dynamicJam == tile.end()) {
+      emitNest(b, loc, tile, lower, upper);
+    } else {
+      unsigned dim = dynamicJam->dim;
+      Value size = upper[dim];
+      Value factor = arith::ConstantIndexOp::create(b, loc, dynamicJam->factor);
+      Value whole = arith::SubIOp::create(
+          b, loc, size, arith::RemSIOp::create(b, loc, size, factor));
+      upper[dim] = whole;
+      emitNest(b, loc, tile, lower, upper);
+      SmallVector<Jam> rest;
+      int64_t stride = 1;
+      for (const Jam &jam : tile) {
+        if (jam.dim == dim)
+          continue;
+        rest.push_back({jam.dim, jam.factor, stride});
+        stride *= jam.factor;
+      }
+      lower[dim] = whole;
+      upper[dim] = size;
+      emitNest(b, loc, rest, lower, upper);
+    }
+    rewriter.eraseOp(op);
+  }
+
+  /// The vector loop nest over [lower, upper) of every loop, `tile`'s
+  /// outputs together.
+  void emitNest(OpBuilder &b, Location loc, ArrayRef<Jam> tile,
+                ArrayRef<Value> lower, ArrayRef<Value> upper) {
     auto iterators = op.getIteratorTypesArray();
     unsigned inner = numLoops - 1;
     Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
     Value oneIndex = arith::ConstantIndexOp::create(b, loc, 1);
-    auto size = [&](unsigned dim) {
-      return getValueOrCreateConstantIndexOp(b, loc, ranges[dim].size);
-    };
     SmallVector<unsigned> parallel, reduction;
     for (unsigned dim = 0; dim < inner; ++dim)
       (linalg::isParallelIterator(iterators[dim]) ? parallel : reduction)
           .push_back(dim);
-    // The outputs computed together: neighbours along the last outer
-    // parallel loop.
-    std::optional<unsigned> jamDim;
-    int64_t jam = 1;
-    if (!parallel.empty()) {
-      jamDim = parallel.back();
-      jam = jamFactor(staticRanges[*jamDim]);
-    }
+    int64_t numAccs = 1;
+    for (const Jam &jam : tile)
+      numAccs *= jam.factor;
+    auto jamOf = [&](unsigned dim) -> const Jam * {
+      for (const Jam &jam : tile)
+        if (jam.dim == dim)
+          return &jam;
+      return nullptr;
+    };
 
     auto accType = VectorType::get({width}, b.getF32Type());
     int64_t step = dotBF16 ? 2 * width : width;
     Value stepValue = arith::ConstantIndexOp::create(b, loc, step);
-    Value innerSize = size(inner);
+    Value innerSize = upper[inner];
     OpOperand &output = *op.getDpsInitOperand(0);
     Value outBuffer = output.get();
     SmallVector<Value> ivs(numLoops, zeroIndex);
 
     SmallVector<Value> outerLbs, outerUbs, outerSteps;
     for (unsigned dim : parallel) {
-      outerLbs.push_back(zeroIndex);
-      outerUbs.push_back(size(dim));
-      outerSteps.push_back(dim == jamDim
-                               ? arith::ConstantIndexOp::create(b, loc, jam)
-                               : oneIndex);
+      outerLbs.push_back(lower[dim]);
+      outerUbs.push_back(upper[dim]);
+      const Jam *jam = jamOf(dim);
+      outerSteps.push_back(
+          jam ? arith::ConstantIndexOp::create(b, loc, jam->factor).getResult()
+              : oneIndex);
     }
     if (!reduceInner) {
       // The chunks of the innermost (parallel) loop, outside the reductions.
@@ -247,7 +365,7 @@ struct Vectorizer {
     SmallVector<Value> redLbs, redUbs, redSteps;
     for (unsigned dim : reduction) {
       redLbs.push_back(zeroIndex);
-      redUbs.push_back(size(dim));
+      redUbs.push_back(upper[dim]);
       redSteps.push_back(oneIndex);
     }
     if (reduceInner) {
@@ -261,16 +379,31 @@ struct Vectorizer {
         [&](OpBuilder &b, Location loc, ValueRange outerIvs) {
           for (auto [dim, iv] : llvm::zip(parallel, outerIvs))
             ivs[dim] = iv;
-          Value jamBase = jamDim ? ivs[*jamDim] : Value();
-          // Points ivs at the `u`th output computed together.
+          SmallVector<Value> tileBase;
+          for (const Jam &jam : tile)
+            tileBase.push_back(ivs[jam.dim]);
+          // Points ivs at the `u`th output of the tile.
           auto select = [&](OpBuilder &b, Location loc, int64_t u) {
-            if (jamDim)
-              ivs[*jamDim] =
-                  u == 0 ? jamBase
-                         : arith::AddIOp::create(
-                               b, loc, jamBase,
-                               arith::ConstantIndexOp::create(b, loc, u))
-                               .getResult();
+            for (auto [jam, base] : llvm::zip(tile, tileBase)) {
+              int64_t offset = (u / jam.stride) % jam.factor;
+              ivs[jam.dim] =
+                  offset == 0
+                      ? base
+                      : arith::AddIOp::create(
+                            b, loc, base,
+                            arith::ConstantIndexOp::create(b, loc, offset))
+                            .getResult();
+            }
+          };
+          // The tile's outputs that read the same element of `operand` as
+          // output `u`: they share one load.
+          auto loadKey = [&](OpOperand &operand, int64_t u) {
+            AffineMap map = op.getMatchingIndexingMap(&operand);
+            int64_t key = 0;
+            for (const Jam &jam : tile)
+              if (map.isFunctionOfDim(jam.dim))
+                key += ((u / jam.stride) % jam.factor) * jam.stride;
+            return key;
           };
           Value chunkSize;
           auto chunkOf = [&](OpBuilder &b, Location loc, Value start) {
@@ -290,7 +423,7 @@ struct Vectorizer {
             outMask = vector::CreateMaskOp::create(
                 b, loc, VectorType::get({width}, b.getI1Type()), chunkSize);
           }
-          for (int64_t u = 0; u < jam; ++u) {
+          for (int64_t u = 0; u < numAccs; ++u) {
             if (reduceInner) {
               inits.push_back(zero);
               continue;
@@ -311,14 +444,31 @@ struct Vectorizer {
                   ivs[inner] = redIvs.back();
                   chunk = chunkOf(b, loc, ivs[inner]);
                 }
+                int64_t lanes = dotBF16 ? 2 * width : width;
+                Value mask = vector::CreateMaskOp::create(
+                    b, loc, VectorType::get({lanes}, b.getI1Type()), chunk);
+                DenseMap<std::pair<unsigned, int64_t>, Value> loaded;
+                auto input = [&](unsigned i, int64_t u) {
+                  OpOperand &operand = *op.getDpsInputOperand(i);
+                  Value &value = loaded[{i, loadKey(operand, u)}];
+                  if (!value) {
+                    select(b, loc, u);
+                    value = readInput(b, loc, operand, ivs, mask, lanes);
+                    // vdpbf16ps takes bf16; the multiply-adds widened f32.
+                    if (!dotBF16)
+                      value = widen(b, loc, value);
+                  }
+                  return value;
+                };
                 scf::ValueVector accs;
-                for (int64_t u = 0; u < jam; ++u) {
-                  select(b, loc, u);
-                  accs.push_back(accumulate(b, loc, ivs, chunk, args[u]));
+                for (int64_t u = 0; u < numAccs; ++u) {
+                  Value a = input(0, u);
+                  Value c = input(1, u);
+                  accs.push_back(multiplyAdd(b, loc, a, c, args[u]));
                 }
                 return accs;
               });
-          for (int64_t u = 0; u < jam; ++u) {
+          for (int64_t u = 0; u < numAccs; ++u) {
             Value acc = nest.results[u];
             if (!reduceInner) {
               vector::MaskedStoreOp::create(b, loc, outBuffer, outAt[u],
@@ -340,20 +490,19 @@ struct Vectorizer {
             memref::StoreOp::create(b, loc, updated, outBuffer, at);
           }
         });
-    rewriter.eraseOp(op);
   }
 };
 
-struct VectorizeLowPrecisionContractionsPass
-    : public traincc::impl::VectorizeLowPrecisionContractionsPassBase<
-          VectorizeLowPrecisionContractionsPass> {
-  using VectorizeLowPrecisionContractionsPassBase::
-      VectorizeLowPrecisionContractionsPassBase;
+struct VectorizeContractionsPass
+    : public traincc::impl::VectorizeContractionsPassBase<
+          VectorizeContractionsPass> {
+  using VectorizeContractionsPassBase::
+      VectorizeContractionsPassBase;
 
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (isWideningMulAdd(op))
+      if (isMultiplyAdd(op))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -363,7 +512,8 @@ struct VectorizeLowPrecisionContractionsPass
         continue;
       unsigned inner = numLoops - 1;
       if (!llvm::all_of(op->getOperands(), [](Value operand) {
-            return unitInnermostStride(cast<MemRefType>(operand.getType()));
+            auto type = dyn_cast<MemRefType>(operand.getType());
+            return type && unitInnermostStride(type);
           }))
         continue;
       bool reduceInner =
@@ -380,16 +530,20 @@ struct VectorizeLowPrecisionContractionsPass
                          in0 != Access::Contiguous || in1 != Access::Contiguous)
                       : out != Access::Contiguous)
         continue;
-      Type lowType = op.getRegion().front().getArgument(0).getType();
+      Type inputType = op.getRegion().front().getArgument(0).getType();
       // Without F16C each f16 lane would widen through a libgcc call.
-      if (lowType.isF16() && !f16c)
+      if (inputType.isF16() && !f16c)
         continue;
+      // AVX-512 has 32 vector registers, AVX2 16: room for the tile's
+      // accumulators and the vectors each step loads.
+      int64_t maxAccumulators = vectorWidth >= 16 ? 16 : 8;
       Vectorizer vectorizer{op,
                             vectorWidth,
-                            reduceInner && avx512bf16 && lowType.isBF16(),
+                            reduceInner && avx512bf16 && inputType.isBF16(),
                             reduceInner,
-                            lowType,
-                            numLoops};
+                            inputType,
+                            numLoops,
+                            maxAccumulators};
       vectorizer.rewrite(rewriter);
     }
   }

@@ -1,0 +1,174 @@
+// RUN: traincc-opt %s -split-input-file -traincc-vectorize-contractions | FileCheck %s
+// RUN: traincc-opt %s -split-input-file -traincc-vectorize-contractions="avx512bf16=true" | FileCheck %s --check-prefix=DOT
+
+// Tests that an f16 convolution with f32 accumulation whose innermost loop
+// is the (parallel) output width becomes a loop over 16-lane vectors: the
+// 14-wide row is one masked vector of outputs, kept in registers across
+// the three reduction loops, the weight broadcast, the input row read
+// masked, both widened to f32 and multiplied-added with one rounding. The
+// register tile is an outer product: the input does not move with the
+// output channel f (4 long), the weight not with the row oh (14 long), so
+// 2 channels x 7 rows accumulate side by side (9 loads for 14 vector
+// multiply-adds, the fewest per multiply-add among divisors that fit 16
+// accumulators). vdpbf16ps is for bf16 only.
+// CHECK-LABEL: func.func @conv_f16
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[F:.*]] = %{{.*}} to %{{.*}} step %c2
+// CHECK: scf.for %[[OH:.*]] = %{{.*}} to %{{.*}} step %c7
+// CHECK: %[[MASK:.*]] = vector.create_mask %{{.*}} : vector<16xi1>
+// CHECK: %[[OUT0:.*]] = vector.maskedload %arg2[{{.*}}], %[[MASK]], %{{.*}} : memref<2x4x14x14xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-COUNT-13: vector.maskedload %arg2
+// CHECK: %[[ACC:.*]]:14 = scf.for {{.*}} iter_args(%{{.*}} = %[[OUT0]], {{.*}}) -> (vector<16xf32>,
+// CHECK: %[[X0:.*]] = vector.maskedload %arg0[{{.*}}], {{.*}} : memref<2x3x16x16xf16>, vector<16xi1>, vector<16xf16> into vector<16xf16>
+// CHECK: %[[XW0:.*]] = arith.extf %[[X0]] : vector<16xf16> to vector<16xf32>
+// CHECK: %[[W0:.*]] = memref.load %arg1
+// CHECK: %[[WB0:.*]] = vector.broadcast %[[W0]] : f16 to vector<16xf16>
+// CHECK: %[[WW0:.*]] = arith.extf %[[WB0]] : vector<16xf16> to vector<16xf32>
+// CHECK: vector.fma %[[XW0]], %[[WW0]], %{{.*}} : vector<16xf32>
+// The second channel reuses the input row, loads its own weight.
+// CHECK-NOT: vector.maskedload %arg0
+// CHECK: memref.load %arg1
+// CHECK-NOT: vector.maskedload %arg0
+// CHECK: vector.fma %[[XW0]], %{{.*}}, %{{.*}} : vector<16xf32>
+// The next row reuses the first channel's weight.
+// CHECK: %[[X1:.*]] = vector.maskedload %arg0
+// CHECK: %[[XW1:.*]] = arith.extf %[[X1]]
+// CHECK-NOT: memref.load %arg1
+// CHECK: vector.fma %[[XW1]], %[[WW0]], %{{.*}} : vector<16xf32>
+// CHECK-COUNT-11: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: vector.maskedstore %arg2[{{.*}}], %[[MASK]], %[[ACC]]#0 : memref<2x4x14x14xf32>, vector<16xi1>, vector<16xf32>
+// CHECK-COUNT-13: vector.maskedstore %arg2
+// DOT-LABEL: func.func @conv_f16
+// DOT-NOT: x86vector
+// DOT: return
+#in = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, c, kh, kw, ow) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, f, oh, ow)>
+func.func @conv_f16(%x: memref<2x3x16x16xf16>, %w: memref<4x3x3x3xf16>, %y: memref<2x4x14x14xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]}
+      ins(%x, %w : memref<2x3x16x16xf16>, memref<4x3x3x3xf16>) outs(%y : memref<2x4x14x14xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %0 = arith.extf %b : f16 to f32
+    %1 = arith.extf %a : f16 to f32
+    %m = arith.mulf %1, %0 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests a bf16 filter gradient, whose innermost loop is a reduction along
+// which both inputs are contiguous: vectors of partial sums run across all
+// three reduction loops, and each one's lanes are summed once and added to
+// its output. The tile: the input x does not move with the output channel
+// f (4), the output gradient dy not with the filter column kw (3): all
+// 4 x 3 outputs at once (7 loads for 12 multiply-adds). Without
+// AVX512-BF16, the products are f32 multiply-adds of widened operands (16
+// lanes); with it, vdpbf16ps takes 32 bf16 per step.
+// CHECK-LABEL: func.func @filter_gradient_bf16
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c4
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c3
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK: %[[ACC:.*]]:12 = scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], {{.*}}) -> (vector<16xf32>,
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// CHECK: vector.create_mask %{{.*}} : vector<16xi1>
+// CHECK-COUNT-7: vector.maskedload
+// CHECK-NOT: vector.maskedload
+// CHECK: %[[SUM:.*]] = vector.reduction <add>, %[[ACC]]#0 fastmath<reassoc> : vector<16xf32> into f32
+// CHECK: %[[OLD:.*]] = memref.load %arg2
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[SUM]] : f32
+// CHECK: memref.store %[[NEW]], %arg2
+// CHECK: vector.reduction <add>, %[[ACC]]#1
+// CHECK: vector.reduction <add>, %[[ACC]]#2
+// DOT-LABEL: func.func @filter_gradient_bf16
+// DOT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
+// DOT: vector.create_mask %{{.*}} : vector<32xi1>
+// DOT: %[[A:.*]] = vector.maskedload %arg{{.}}{{.*}} into vector<32xbf16>
+// DOT: %[[B:.*]] = vector.maskedload %arg{{.}}{{.*}} into vector<32xbf16>
+// DOT: x86vector.avx512.dot %{{.*}}, %{{.*}}, %{{.*}} : vector<32xbf16> -> vector<16xf32>
+// DOT: vector.reduction <add>
+#x = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#dy = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, f, oh, ow)>
+#dw = affine_map<(f, c, kh, kw, n, oh, ow) -> (f, c, kh, kw)>
+func.func @filter_gradient_bf16(%x: memref<2x3x16x16xbf16>, %dy: memref<2x4x14x14xbf16>, %dw: memref<4x3x3x3xf32>) {
+  linalg.generic {indexing_maps = [#x, #dy, #dw], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : memref<2x3x16x16xbf16>, memref<2x4x14x14xbf16>) outs(%dw : memref<4x3x3x3xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.extf %b : bf16 to f32
+    %m = arith.mulf %0, %1 : f32
+    %s = arith.addf %acc, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests an f32 filter gradient on one thread's range of output channels
+// (dynamic length, as traincc-outline-parallel-loops leaves it): the tile
+// steps over the multiples of its factor along that loop (4 channels x 3
+// columns, fused multiply-adds of f32 loads, no widening), and the
+// remaining channels run one at a time with the 3 columns.
+// CHECK-LABEL: func.func @filter_gradient_f32_range
+// CHECK: %[[F:.*]] = memref.dim %arg1, %c1
+// CHECK: %[[REM:.*]] = arith.remsi %[[F]], %c4
+// CHECK: %[[WHOLE:.*]] = arith.subi %[[F]], %[[REM]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[WHOLE]] step %c4
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c3
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK-NOT: arith.extf
+// CHECK: vector.fma %{{.*}} : vector<16xf32>
+// CHECK: scf.for %{{.*}} = %[[WHOLE]] to %[[F]] step %c1
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c3
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK: vector.fma
+#x32 = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#dy32 = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, f, oh, ow)>
+#dw32 = affine_map<(f, c, kh, kw, n, oh, ow) -> (f, c, kh, kw)>
+func.func @filter_gradient_f32_range(%x: memref<2x3x16x16xf32>, %dy: memref<2x?x14x14xf32, strided<[784, 196, 14, 1], offset: ?>>, %dw: memref<?x3x3x3xf32, strided<[27, 9, 3, 1], offset: ?>>) {
+  linalg.generic {indexing_maps = [#x32, #dy32, #dw32], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : memref<2x3x16x16xf32>, memref<2x?x14x14xf32, strided<[784, 196, 14, 1], offset: ?>>) outs(%dw : memref<?x3x3x3xf32, strided<[27, 9, 3, 1], offset: ?>>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that contractions whose innermost loop reads an operand with a
+// stride (f32 or bf16) stay linalg ops.
+// CHECK-LABEL: func.func @untouched
+// CHECK-COUNT-2: linalg.generic
+// DOT-LABEL: func.func @untouched
+// DOT-COUNT-2: linalg.generic
+#a = affine_map<(i, j, k) -> (i, k)>
+#b = affine_map<(i, j, k) -> (k, j)>
+#c = affine_map<(i, j, k) -> (i, j)>
+func.func @untouched(%a: memref<8x32xf32>, %b: memref<32x8xf32>, %c: memref<8x8xf32>,
+                     %a16: memref<8x32xbf16>, %b16: memref<32x8xbf16>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x32xf32>, memref<32x8xf32>) outs(%c : memref<8x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a16, %b16 : memref<8x32xbf16>, memref<32x8xbf16>) outs(%c : memref<8x8xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %0 = arith.extf %x : bf16 to f32
+    %1 = arith.extf %y : bf16 to f32
+    %m = arith.mulf %0, %1 : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
