@@ -178,6 +178,10 @@ void traincc::buildCPULowerToLLVMPipeline(
   // Kernels: every linalg op as a loop nest whose innermost loop LLVM can
   // vectorize, the large ones split across the trainer's threads.
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
+  int64_t vectorWidth = cpuHasFeature(options.cpu, "avx512f") ? 16 : 8;
+  PackConvolutionWindowsPassOptions pack;
+  pack.vectorWidth = vectorWidth;
+  pm.addPass(createPackConvolutionWindowsPass(pack));
   pm.addPass(createCollapseContiguousLoopsPass());
   pm.addPass(createOrderLoopsForVectorizationPass());
   if (options.threads)
@@ -189,7 +193,7 @@ void traincc::buildCPULowerToLLVMPipeline(
   // loops LLVM makes.
   VectorizeContractionsPassOptions vectorize;
   vectorize.avx512bf16 = cpuHasFeature(options.cpu, "avx512bf16");
-  vectorize.vectorWidth = cpuHasFeature(options.cpu, "avx512f") ? 16 : 8;
+  vectorize.vectorWidth = vectorWidth;
   vectorize.f16c = cpuHasFeature(options.cpu, "f16c");
   pm.addPass(createVectorizeContractionsPass(vectorize));
   pm.addPass(createConvertLinalgToLoopsPass());

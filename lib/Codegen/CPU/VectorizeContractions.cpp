@@ -34,6 +34,7 @@
 #include "traincc/Codegen/CPU/Passes.h"
 
 #include "AffineStride.h"
+#include "MultiplyAdd.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -55,11 +56,11 @@ namespace traincc {
 
 using namespace mlir;
 
+using traincc::cpu::isLowPrecision;
+using traincc::cpu::isMultiplyAdd;
 using traincc::cpu::strideOf;
 
 namespace {
-
-bool isLowPrecision(Type type) { return type.isF16() || type.isBF16(); }
 
 /// How an operand's indexing map moves with loop `dim`: not at all, by one
 /// element along its last (unit-stride) dimension, or otherwise.
@@ -88,46 +89,6 @@ bool unitInnermostStride(MemRefType type) {
   if (failed(type.getStridesAndOffset(strides, offset)))
     return false;
   return strides.back() == 1;
-}
-
-/// The body `yield(out + in0 * in1)` (operands in any order) with f32
-/// inputs, or `yield(out + extf(in0) * extf(in1))` with bf16/f16 inputs of
-/// one type; the output f32.
-bool isMultiplyAdd(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !op.hasPureBufferSemantics())
-    return false;
-  Block &body = op.getRegion().front();
-  Type a = body.getArgument(0).getType(), b = body.getArgument(1).getType();
-  if (a != b || !body.getArgument(2).getType().isF32())
-    return false;
-  bool widening = isLowPrecision(a);
-  if (!widening && !a.isF32())
-    return false;
-  if (body.getOperations().size() != (widening ? 5 : 3))
-    return false;
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value out = body.getArgument(2);
-  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
-  if (add.getLhs() != out && add.getRhs() != out)
-    return false;
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    return false;
-  Value x = mul.getLhs(), y = mul.getRhs();
-  if (widening) {
-    auto lhs = x.getDefiningOp<arith::ExtFOp>();
-    auto rhs = y.getDefiningOp<arith::ExtFOp>();
-    if (!lhs || !rhs)
-      return false;
-    x = lhs.getIn();
-    y = rhs.getIn();
-  }
-  return (x == body.getArgument(0) && y == body.getArgument(1)) ||
-         (x == body.getArgument(1) && y == body.getArgument(0));
 }
 
 /// A loop along which neighbouring outputs are computed together, each in

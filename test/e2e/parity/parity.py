@@ -53,6 +53,29 @@ class ResidualBlock(nn.Module):
         return self.head(torch.flatten(y, 1))
 
 
+class DownsampleBlock(nn.Module):
+    """A ResNet downsampling block: a stride-2 3x3 conv-BN-ReLU-conv-BN and
+    a stride-2 1x1 conv-BN shortcut, then global average pooling and a
+    linear head (strided and 4x4 convolutions: the CPU packs their
+    windows)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(16)
+        self.shortcut = nn.Conv2d(8, 16, 1, stride=2, bias=False)
+        self.bn3 = nn.BatchNorm2d(16)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.head = nn.Linear(16, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)) + self.bn3(self.shortcut(x)))
+        return self.head(torch.flatten(self.pool(y), 1))
+
+
 class MLPBatchNorm(nn.Module):
     """An MLP with BatchNorm1d."""
 
@@ -83,6 +106,7 @@ class FashionCNN(nn.Module):
 MODELS = {
     "basic-conv-bn": (BasicConvBN, (32, 6, 6), 10),
     "residual": (ResidualBlock, (8, 6, 6), 10),
+    "downsample": (DownsampleBlock, (8, 8, 8), 10),
     "mlp-bn": (MLPBatchNorm, (20,), 5),
     "fashion-cnn": (FashionCNN, (1, 28, 28), 10),
 }

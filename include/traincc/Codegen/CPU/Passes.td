@@ -30,6 +30,39 @@ def OrderLoopsForVectorizationPass
   ];
 }
 
+def PackConvolutionWindowsPass
+    : Pass<"traincc-pack-convolution-windows", "mlir::ModuleOp"> {
+  let summary = "Copies the input windows of convolutions with short or "
+                "strided rows into a buffer laid out like the output (im2col)";
+  let description = [{
+    A convolution-like `linalg.generic` on buffers (body `out + a * b`, the
+    contraction `traincc-vectorize-contractions` handles) reads one input
+    through window indices `s * o + k`. Where the rows it would vectorize
+    are short (the innermost output position's loop at most half of
+    `vector-width` long: a 4x4 ResNet stage) or read with a stride
+    (`s > 1`: downsampling convolutions, whose inner loads would otherwise
+    be strided and stay scalar), the windows are first copied into a new
+    buffer indexed [plain indices..., kernel offsets..., output
+    positions...], and the contraction reads that buffer with a plain
+    (projected permutation) map. Its output positions are then contiguous
+    like the output's, so `traincc-collapse-contiguous-loops` can merge
+    them into one long loop. The arithmetic is unchanged; the buffer is
+    allocated before the op and freed after it.
+
+    Convolutions with dynamic loop ranges, and copies larger than
+    `max-bytes`, are left alone. Run it after
+    `linalg-generalize-named-ops`, before
+    `traincc-collapse-contiguous-loops`.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector (16: AVX-512)">,
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"268435456",
+           "Largest packed buffer, in bytes">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def CollapseContiguousLoopsPass
     : Pass<"traincc-collapse-contiguous-loops", "mlir::ModuleOp"> {
   let summary = "Merges neighbouring loops of a linalg.generic that walk "

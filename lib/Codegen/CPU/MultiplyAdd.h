@@ -1,0 +1,63 @@
+//===- MultiplyAdd.h - the bodies of convolutions and matmuls ---*- C++ -*-===//
+//
+// Shared by the CPU passes that rewrite contractions
+// (PackConvolutionWindows, VectorizeContractions).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRAINCC_LIB_CODEGEN_CPU_MULTIPLYADD_H
+#define TRAINCC_LIB_CODEGEN_CPU_MULTIPLYADD_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace traincc::cpu {
+
+inline bool isLowPrecision(mlir::Type type) {
+  return type.isF16() || type.isBF16();
+}
+
+/// The body `yield(out + in0 * in1)` (operands in any order) with f32
+/// inputs, or `yield(out + extf(in0) * extf(in1))` with bf16/f16 inputs of
+/// one type; the output f32.
+inline bool isMultiplyAdd(mlir::linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureBufferSemantics())
+    return false;
+  mlir::Block &body = op.getRegion().front();
+  mlir::Type a = body.getArgument(0).getType();
+  mlir::Type b = body.getArgument(1).getType();
+  if (a != b || !body.getArgument(2).getType().isF32())
+    return false;
+  bool widening = isLowPrecision(a);
+  if (!widening && !a.isF32())
+    return false;
+  if (body.getOperations().size() != (widening ? 5 : 3))
+    return false;
+  auto yield = mlir::cast<mlir::linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<mlir::arith::AddFOp>();
+  if (!add)
+    return false;
+  mlir::Value out = body.getArgument(2);
+  mlir::Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
+  if (add.getLhs() != out && add.getRhs() != out)
+    return false;
+  auto mul = product.getDefiningOp<mlir::arith::MulFOp>();
+  if (!mul)
+    return false;
+  mlir::Value x = mul.getLhs(), y = mul.getRhs();
+  if (widening) {
+    auto lhs = x.getDefiningOp<mlir::arith::ExtFOp>();
+    auto rhs = y.getDefiningOp<mlir::arith::ExtFOp>();
+    if (!lhs || !rhs)
+      return false;
+    x = lhs.getIn();
+    y = rhs.getIn();
+  }
+  return (x == body.getArgument(0) && y == body.getArgument(1)) ||
+         (x == body.getArgument(1) && y == body.getArgument(0));
+}
+
+} // namespace traincc::cpu
+
+#endif // TRAINCC_LIB_CODEGEN_CPU_MULTIPLYADD_H

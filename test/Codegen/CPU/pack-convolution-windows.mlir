@@ -1,0 +1,114 @@
+// RUN: traincc-opt %s -split-input-file -traincc-pack-convolution-windows | FileCheck %s
+// RUN: traincc-opt %s -split-input-file -traincc-pack-convolution-windows -traincc-collapse-contiguous-loops | FileCheck %s --check-prefix=COLLAPSE
+// RUN: traincc-opt %s -split-input-file -traincc-pack-convolution-windows="max-bytes=1024" | FileCheck %s --check-prefix=SMALL
+
+// Tests a convolution with 4-wide output rows (a quarter of a 16-lane
+// vector): its input windows are copied into a buffer indexed
+// [n, c, kh, kw, oh, ow], which the convolution then reads plainly; the
+// buffer is freed after it. With the collapse pass, oh and ow become one
+// loop of 16 (and c, kh, kw one reduction of 72, as in the weight).
+// Over the size limit, nothing changes.
+// CHECK-LABEL: func.func @short_rows
+// CHECK: %[[P:.*]] = memref.alloc() : memref<2x8x3x3x4x4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[READ:.*]], #[[ID:.*]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%arg0 : memref<2x8x6x6xf32>) outs(%[[P]] : memref<2x8x3x3x4x4xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %arg1 : memref<2x8x3x3x4x4xf32>, memref<16x8x3x3xf32>) outs(%arg2 : memref<2x16x4x4xf32>)
+// CHECK: arith.mulf
+// CHECK: memref.dealloc %[[P]] : memref<2x8x3x3x4x4xf32>
+// COLLAPSE-LABEL: func.func @short_rows
+// COLLAPSE: memref.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3], [4, 5]] : memref<2x8x3x3x4x4xf32> into memref<2x72x16xf32>
+// COLLAPSE: linalg.generic {{{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : memref<2x72x16xf32>, memref<16x72xf32>) outs(%{{.*}} : memref<2x16x16xf32>)
+// SMALL-LABEL: func.func @short_rows
+// SMALL-NOT: memref.alloc
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @short_rows(%x: memref<2x8x6x6xf32>, %w: memref<16x8x3x3xf32>, %y: memref<2x16x4x4xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x8x6x6xf32>, memref<16x8x3x3xf32>) outs(%y : memref<2x16x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests a stride-2 convolution with 16-wide rows (not short, but its input
+// rows are read every other element): packed, the copy reading through
+// the strided window, and a data gradient whose kernel is flipped
+// (`oh - kh + 2`): the output positions are the loops with the positive
+// stride.
+// CHECK-DAG: #[[STRIDED:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 * 2 + d3)>
+// CHECK-DAG: #[[FLIPPED:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 - d2 + 2, d5 - d3 + 2)>
+// CHECK-LABEL: func.func @strided_and_flipped
+// CHECK: %[[S:.*]] = memref.alloc() : memref<2x4x3x3x16x16xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[STRIDED]], {{.*}}]{{.*}} ins(%arg0 : memref<2x4x33x33xf32>) outs(%[[S]] : memref<2x4x3x3x16x16xf32>)
+// CHECK: memref.dealloc %[[S]]
+// CHECK: %[[F:.*]] = memref.alloc() : memref<2x8x3x3x4x4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[FLIPPED]], {{.*}}]{{.*}} ins(%arg3 : memref<2x8x6x6xf32>) outs(%[[F]] : memref<2x8x3x3x4x4xf32>)
+// CHECK: memref.dealloc %[[F]]
+#sin = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, 2 * oh + kh, 2 * ow + kw)>
+#sw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#sout = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#dy = affine_map<(n, c, ih, iw, f, kh, kw) -> (n, f, ih - kh + 2, iw - kw + 2)>
+#dw = affine_map<(n, c, ih, iw, f, kh, kw) -> (f, c, kh, kw)>
+#dx = affine_map<(n, c, ih, iw, f, kh, kw) -> (n, c, ih, iw)>
+func.func @strided_and_flipped(%x: memref<2x4x33x33xf32>, %w: memref<8x4x3x3xf32>, %y: memref<2x8x16x16xf32>,
+                               %dy: memref<2x8x6x6xf32>, %w2: memref<8x4x3x3xf32>, %dx: memref<2x4x4x4xf32>) {
+  linalg.generic {indexing_maps = [#sin, #sw, #sout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x4x33x33xf32>, memref<8x4x3x3xf32>) outs(%y : memref<2x8x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#dy, #dw, #dx], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%dy, %w2 : memref<2x8x6x6xf32>, memref<8x4x3x3xf32>) outs(%dx : memref<2x4x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests what is left alone: a convolution whose rows fill most of a vector
+// (14 of 16 lanes) and unit stride, one with a dynamic batch, and an
+// elementwise product (no window).
+// CHECK-LABEL: func.func @untouched
+// CHECK-NOT: memref.alloc
+#win = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#ww = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#wout = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#id = affine_map<(i) -> (i)>
+func.func @untouched(%x: memref<2x4x16x16xf32>, %w: memref<8x4x3x3xf32>, %y: memref<2x8x14x14xf32>,
+                     %xd: memref<?x4x6x6xf32>, %yd: memref<?x8x4x4xf32>, %v: memref<16xf32>) {
+  linalg.generic {indexing_maps = [#win, #ww, #wout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x4x16x16xf32>, memref<8x4x3x3xf32>) outs(%y : memref<2x8x14x14xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#win, #ww, #wout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%xd, %w : memref<?x4x6x6xf32>, memref<8x4x3x3xf32>) outs(%yd : memref<?x8x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%v, %v : memref<16xf32>, memref<16xf32>) outs(%v : memref<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
