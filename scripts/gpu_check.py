@@ -29,6 +29,7 @@ import gzip
 import hashlib
 import json
 import os
+import platform
 import re
 import shutil
 import statistics
@@ -757,6 +758,43 @@ def environment(report, args):
     report.say(f"environment: {json.dumps(env)}")
 
 
+# What the dynamic loader says when a trainer cannot start at all: a pack
+# built on a newer distribution (glibc/libstdc++ symbol versions), a
+# missing library, another architecture.
+LOADER_ERROR = re.compile(
+    r"version `[A-Z]+_[0-9.]+' not found|error while loading shared "
+    r"libraries|cannot execute binary file|Exec format error|"
+    r"required file not found")
+
+
+def loader_problem(report, pack, manifest):
+    """None when the packed trainers start here (`trainer info --device
+    cpu`), else why not, reported with what to do; nothing can run then."""
+    try:
+        cmd = [trainer_path(report, pack, manifest["fashion"]["trainer"]),
+               "info", "--device", "cpu"]
+    except (OSError, EOFError, KeyError):
+        return None  # cuda_unusable() and the stages report it
+    rc, out, err = run_logged(report, cmd, 60)
+    if rc == 0:
+        return None
+    line = first_line(err, LOADER_ERROR) or first_line(out, LOADER_ERROR)
+    if not line:
+        return None
+    have = platform.libc_ver()[1] or "unknown"
+    need = re.search(r"GLIBC_([0-9.]+)' not found", line)
+    advice = ("rebuild the pack (scripts/gpu-prepare.sh) on a distribution "
+              "no newer than this machine's, e.g. in a container of its OS "
+              "image")
+    if need:
+        advice += f", or run the check where glibc is {need.group(1)} or newer"
+    report.fail("pack", f"the packed trainers do not start on this machine: "
+                f"{line} (the pack was built with glibc "
+                f"{manifest.get('glibc', '?')}, this machine has glibc {have}); "
+                f"{advice}")
+    return "skipped: the packed trainers do not start here (see above)"
+
+
 def cuda_unusable(report, pack, manifest):
     """None when the packed trainers see a usable CUDA device (`trainer
     info`'s device line), else why not; the CUDA stages are then skipped."""
@@ -919,8 +957,8 @@ def check_main(argv):
             configs = [c for c in manifest["parity"] + amp
                        if (wanted is None or c["name"] in wanted)
                        and c.get("precision", "fp32") in args.precisions]
-            skip = None
-            if args.device == "cuda":
+            skip = loader_problem(report, pack, manifest)
+            if args.device == "cuda" and not skip:
                 skip = cuda_unusable(report, pack, manifest)
             for cfg in configs:
                 check = check_parity

@@ -23,6 +23,7 @@ import argparse
 import gzip
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -240,8 +241,11 @@ def main():
             files[rel] = {"bytes": os.path.getsize(path),
                           "sha256": gpu_check.sha256(path)}
     total = sum(f["bytes"] for f in files.values())
+    # The trainers need this glibc or newer where they run (gpu_check.py
+    # names it when they do not start).
     manifest = {"format": 1, "traincc": args.traincc,
                 "gpu_arch": args.gpu_arch, "cpu": args.cpu,
+                "glibc": platform.libc_ver()[1],
                 "parity": configs, "parity_amp": amp_configs,
                 "fashion": fashion, "fashion_amp": fashion_amp,
                 "files": dict(sorted(files.items())), "total_bytes": total}

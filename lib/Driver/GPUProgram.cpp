@@ -91,6 +91,13 @@ FailureOr<std::vector<GPULaunch>> buildPlan(func::FuncOp func,
         return launch.emitError("launch sizes must be positive constants");
       (index < 3 ? entry.grid[index] : entry.block[index - 3]) = *value;
     }
+    if (Value shared = launch.getDynamicSharedMemorySize()) {
+      std::optional<int64_t> bytes = getConstantIntValue(shared);
+      if (!bytes || *bytes < 0 || *bytes > UINT32_MAX)
+        return launch.emitError(
+            "dynamic shared memory size must be a constant");
+      entry.sharedBytes = uint32_t(*bytes);
+    }
     for (Value operand : launch.getKernelOperands()) {
       FailureOr<GPUArgument> arg = planArgument(func, operand, d, launch);
       if (failed(arg))

@@ -2,6 +2,8 @@
 
 #include "traincc/Codegen/GPU/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace traincc {
@@ -15,6 +17,66 @@ using namespace traincc;
 namespace {
 
 constexpr llvm::StringLiteral kKernelModule = "traincc_kernels";
+// Kernels read shared memory with vector loads up to 16 bytes wide
+// (ld.shared.v4.f32); the lowering otherwise aligns the arrays to their
+// element size only.
+constexpr int64_t kSharedAlignment = 16;
+
+// CUDA's launch limits on every GPU traincc targets (sm_70 on): a launch
+// over them fails on any device, so it is a compile error, not a run-time
+// surprise. Dynamic shared memory above 48 KiB needs an opt-in the runtime
+// makes; 227 KiB is the most any device (sm_90) allows per block.
+constexpr int64_t kMaxGrid[3] = {(int64_t(1) << 31) - 1, 65535, 65535};
+constexpr int64_t kMaxBlock[3] = {1024, 1024, 64};
+constexpr int64_t kMaxThreads = 1024;
+constexpr int64_t kMaxDynamicShared = 227 * 1024;
+
+/// Checks the launch's constant sizes against the limits (sizes that are
+/// not constants are left to the launch plan, which rejects them).
+LogicalResult checkLaunchLimits(gpu::LaunchFuncOp launch) {
+  auto fail = [&]() {
+    return launch.emitError("kernel '")
+           << launch.getKernelName().getValue() << "': ";
+  };
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  Value grids[3] = {grid.x, grid.y, grid.z};
+  Value blocks[3] = {block.x, block.y, block.z};
+  const char *axes[3] = {"x", "y", "z"};
+  int64_t threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<int64_t> g = getConstantIntValue(grids[i]);
+    if (g && *g > kMaxGrid[i])
+      return fail() << "grid " << axes[i] << " of " << *g
+                    << " blocks exceeds CUDA's limit of " << kMaxGrid[i];
+    std::optional<int64_t> b = getConstantIntValue(blocks[i]);
+    if (!b)
+      continue;
+    if (*b > kMaxBlock[i])
+      return fail() << "block " << axes[i] << " of " << *b
+                    << " threads exceeds CUDA's limit of " << kMaxBlock[i];
+    threads *= std::max<int64_t>(*b, 1);
+  }
+  if (threads > kMaxThreads)
+    return fail() << threads << " threads per block exceed CUDA's limit of "
+                  << kMaxThreads;
+  if (Value shared = launch.getDynamicSharedMemorySize())
+    if (std::optional<int64_t> bytes = getConstantIntValue(shared);
+        bytes && *bytes > kMaxDynamicShared)
+      return fail() << *bytes
+                    << " bytes of dynamic shared memory exceed the "
+                    << kMaxDynamicShared
+                    << " bytes a block may have on any CUDA device";
+  return success();
+}
+
+void alignWorkgroupBuffers(gpu::GPUFuncOp kernel) {
+  auto align = IntegerAttr::get(IntegerType::get(kernel.getContext(), 64),
+                                kSharedAlignment);
+  for (unsigned i = 0; i < kernel.getNumWorkgroupAttributions(); ++i)
+    kernel.setWorkgroupAttributionAttr(
+        i, LLVM::LLVMDialect::getAlignAttrName(), align);
+}
 
 struct MergeKernelModulesPass
     : public traincc::impl::MergeKernelModulesPassBase<MergeKernelModulesPass> {
@@ -36,6 +98,7 @@ struct MergeKernelModulesPass
         if (auto kernel = dyn_cast<gpu::GPUFuncOp>(op)) {
           // Old module names are unique; kernel names repeat across them.
           kernel.setName(moduleName);
+          alignWorkgroupBuffers(kernel);
           kernel->moveBefore(&mergedBody, mergedBody.end());
           continue;
         }
@@ -54,14 +117,15 @@ struct MergeKernelModulesPass
         }
       }
     }
-    DenseMap<StringAttr, StringAttr> moduleOf;
-    for (gpu::GPUModuleOp source : sources)
-      moduleOf[source.getNameAttr()] = source.getNameAttr();
-    module.walk([&](gpu::LaunchFuncOp launch) {
+    WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
       StringAttr old = launch.getKernelModuleName();
       launch.setKernelAttr(SymbolRefAttr::get(merged.getNameAttr(),
                                               {FlatSymbolRefAttr::get(old)}));
+      return failed(checkLaunchLimits(launch)) ? WalkResult::interrupt()
+                                               : WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
     for (gpu::GPUModuleOp source : sources)
       source.erase();
   }

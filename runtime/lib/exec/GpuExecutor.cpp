@@ -2,6 +2,7 @@
 
 #include "traincc/runtime/exec/GpuExecutor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -146,8 +147,13 @@ struct GpuExecutor::Impl {
   }
   Error allocate(Owned<CUdeviceptr> &buffer, uint64_t bytes,
                  const char *what);
+  /// cuModuleLoadDataEx of `image` into `module`; a failure names `kind`
+  /// and carries the JIT log.
+  Error loadImage(const void *image, const std::string &kind);
+  /// The cubin when it is for this device, else (or when the driver refuses
+  /// it) the PTX; `kind` says which loaded.
   Error loadModule(const CudaDeviceInfo &device, std::string &kind);
-  Error prepare();
+  Error prepare(const CudaDeviceInfo &device);
   Error waitFor(CUresult r, std::string_view call);
   Error run(ProgramId id);
   Error capture(ProgramId id);
@@ -167,13 +173,8 @@ Error GpuExecutor::Impl::allocate(Owned<CUdeviceptr> &buffer, uint64_t bytes,
   return Error::success();
 }
 
-Error GpuExecutor::Impl::loadModule(const CudaDeviceInfo &device,
-                                    std::string &kind) {
-  bool useCubin = gpu.cubin && gpu.cubin_bytes > 0 &&
-                  cudaArchMatches(gpu.arch, device.ccMajor, device.ccMinor);
-  kind = useCubin ? strCat("cubin ", gpu.arch)
-                  : strCat("PTX (JIT for sm_", device.ccMajor, device.ccMinor,
-                           ")");
+Error GpuExecutor::Impl::loadImage(const void *image,
+                                   const std::string &kind) {
   // The JIT writes its messages here; a failed compile prints them.
   static constexpr size_t kLogBytes = 16384;
   std::vector<char> infoLog(kLogBytes, '\0'), errorLog(kLogBytes, '\0');
@@ -183,27 +184,94 @@ Error GpuExecutor::Impl::loadModule(const CudaDeviceInfo &device,
   void *values[] = {infoLog.data(), reinterpret_cast<void *>(kLogBytes - 1),
                     errorLog.data(), reinterpret_cast<void *>(kLogBytes - 1)};
   CUmodule handle = nullptr;
-  CUresult r = d.cuModuleLoadDataEx(
-      &handle, useCubin ? static_cast<const void *>(gpu.cubin) : gpu.ptx, 4,
-      options, values);
-  if (r != CUDA_SUCCESS) {
-    std::string message =
-        strCat("loading the kernels (", kind, "): cuModuleLoadDataEx failed: ",
-               d.describe(r));
-    const char *log = errorLog[0] ? errorLog.data() : infoLog.data();
-    if (*log) {
-      std::string text(log);
-      while (!text.empty() && (text.back() == '\n' || text.back() == '\0'))
-        text.pop_back();
-      message += strCat("\nJIT log:\n", text);
-    }
-    return Error::failure(message);
+  CUresult r = d.cuModuleLoadDataEx(&handle, image, 4, options, values);
+  if (r == CUDA_SUCCESS) {
+    module = Owned<CUmodule>(handle, d.cuModuleUnload);
+    return Error::success();
   }
-  module = Owned<CUmodule>(handle, d.cuModuleUnload);
+  std::string message =
+      strCat("loading the kernels (", kind, "): cuModuleLoadDataEx failed: ",
+             d.describe(r));
+  const char *log = errorLog[0] ? errorLog.data() : infoLog.data();
+  if (*log) {
+    std::string text(log);
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\0'))
+      text.pop_back();
+    message += strCat("\nJIT log:\n", text);
+  }
+  return Error::failure(message);
+}
+
+Error GpuExecutor::Impl::loadModule(const CudaDeviceInfo &device,
+                                    std::string &kind) {
+  std::string ptxKind =
+      strCat("PTX (JIT for sm_", device.ccMajor, device.ccMinor, ")");
+  bool useCubin = gpu.cubin && gpu.cubin_bytes > 0 &&
+                  cudaArchMatches(gpu.arch, device.ccMajor, device.ccMinor);
+  if (!useCubin) {
+    kind = ptxKind;
+    return loadImage(gpu.ptx, kind);
+  }
+  std::string cubinKind = strCat("cubin ", gpu.arch);
+  Error cubinError = loadImage(gpu.cubin, cubinKind);
+  if (!cubinError) {
+    kind = cubinKind;
+    return Error::success();
+  }
+  // A driver older than the toolkit that built the cubin refuses it; its
+  // JIT may still compile the embedded PTX (of an ISA version it knows).
+  Error ptxError = loadImage(gpu.ptx, ptxKind);
+  if (!ptxError) {
+    // Its first line, without the "loading the kernels (...): " prefix.
+    std::string why = cubinError.message();
+    why = why.substr(0, why.find('\n'));
+    size_t call = why.find("cuModuleLoadDataEx");
+    kind = strCat(ptxKind, ", after the ", cubinKind, " failed: ",
+                  call == std::string::npos ? why : why.substr(call));
+    return Error::success();
+  }
+  return makeError(cubinError.message(), "\nthen ", ptxError.message(),
+                   "\n(CUDA driver ", device.driverVersion / 1000, ".",
+                   device.driverVersion % 1000 / 10,
+                   " took neither the cubin nor the PTX: it may be older than "
+                   "the CUDA toolkit that built this trainer; update the "
+                   "NVIDIA driver)");
+}
+
+/// The launch within the device's limits; the error names the kernel, its
+/// plan and the limit.
+static Error checkLaunchLimits(const traincc_gpu_launch &l, const char *plan,
+                               const CudaDeviceInfo &device) {
+  auto fail = [&](auto... what) {
+    return makeError("kernel '", l.kernel, "' of ", plan, ": ", what...);
+  };
+  const char *axes[3] = {"x", "y", "z"};
+  uint64_t threads = 1;
+  for (int k = 0; k < 3; ++k) {
+    if (l.grid[k] == 0 || l.block[k] == 0)
+      return fail("an empty grid or block");
+    if (uint64_t(l.grid[k]) > uint64_t(device.maxGrid[k]))
+      return fail("grid ", axes[k], " of ", l.grid[k],
+                  " blocks, over the device's limit of ", device.maxGrid[k]);
+    if (uint64_t(l.block[k]) > uint64_t(device.maxBlock[k]))
+      return fail("block ", axes[k], " of ", l.block[k],
+                  " threads, over the device's limit of ", device.maxBlock[k]);
+    threads *= l.block[k];
+  }
+  if (threads > uint64_t(device.maxThreadsPerBlock))
+    return fail(threads, " threads per block (", l.block[0], " x ",
+                l.block[1], " x ", l.block[2], "), over the device's limit of ",
+                device.maxThreadsPerBlock);
+  if (l.shared_bytes > uint64_t(std::max(device.maxShared,
+                                          device.maxSharedOptIn)))
+    return fail(l.shared_bytes,
+                " bytes of dynamic shared memory per block, over the "
+                "device's limit of ",
+                std::max(device.maxShared, device.maxSharedOptIn));
   return Error::success();
 }
 
-Error GpuExecutor::Impl::prepare() {
+Error GpuExecutor::Impl::prepare(const CudaDeviceInfo &device) {
   std::map<std::string, CUfunction> functions;
   const traincc_gpu_plan *plans[kNumPrograms] = {
       &gpu.micro_step, &gpu.micro_step, &gpu.apply_step, &gpu.eval_step};
@@ -212,6 +280,8 @@ Error GpuExecutor::Impl::prepare() {
     int slot = id == kMicro1 ? 1 : 0;
     for (int32_t i = 0; i < plan.num_launches; ++i) {
       const traincc_gpu_launch &l = plan.launches[i];
+      if (Error err = checkLaunchLimits(l, kProgramNames[id], device))
+        return err;
       PreparedLaunch p;
       p.kernel = l.kernel;
       auto found = functions.find(l.kernel);
@@ -221,8 +291,9 @@ Error GpuExecutor::Impl::prepare() {
                 d.cuModuleGetFunction(&function, module.get(), l.kernel),
                 strCat("cuModuleGetFunction(kernel '", l.kernel, "')")))
           return err;
-        // Over 48 KiB of dynamic shared memory has to be asked for.
-        if (l.shared_bytes > 48 * 1024)
+        // More dynamic shared memory than a block gets by default (48 KiB)
+        // has to be asked for.
+        if (l.shared_bytes > uint32_t(device.maxShared))
           if (Error err = check(
                   d.cuFuncSetAttribute(
                       function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -512,7 +583,7 @@ GpuExecutor::create(std::shared_ptr<const CudaDriver> driver,
       return err;
     *event = Owned<CUevent>(handle, d.cuEventDestroy);
   }
-  if (Error err = m.prepare())
+  if (Error err = m.prepare(*device))
     return err;
 
   std::unique_ptr<GpuExecutor> executor(new GpuExecutor(std::move(impl)));

@@ -86,13 +86,22 @@ public:
 private:
   /// What one optimizer step did.
   struct StepOutcome {
-    double loss = 0; // the mean micro-batch loss
     std::optional<double> gradNorm; // when measured
     double lossScale = 1; // the scale of this step's gradients
     bool skipped = false; // loss scaling found inf/NaN gradients
   };
-  /// Runs K micro-batches and one optimizer step.
+  /// Runs K micro-batches and one optimizer step; the loss stays on the
+  /// device until finishPendingSteps().
   Error optimizerStep(StepOutcome &outcome);
+  /// Reads the losses of the steps run since the last call and does what
+  /// each step's loss is for, in step order: the epoch's loss sum, the
+  /// progress line, the log record and the divergence check. Called every
+  /// step on the CPU or when the log or a live progress line shows each
+  /// loss, else (a device without them) every kMaxPendingSteps steps and
+  /// before anything that depends on them (checkpoints, interrupts, the
+  /// end of an epoch), so that the host does not wait for the device each
+  /// step just to hand over its loss.
+  Error finishPendingSteps();
   /// Reads the loss scale the next step's gradients get (after a resume,
   /// the checkpoint's).
   Error readLossScale();
@@ -132,6 +141,18 @@ private:
   LoopPosition position_;
   MicroBatch batch_;
   std::vector<float> microLosses_;
+  /// A step whose loss has not been read yet.
+  struct PendingStep {
+    StepOutcome outcome; // all but the loss
+    int64_t step, epoch, stepInEpoch;
+    double lr;
+  };
+  std::vector<PendingStep> pending_;
+  static constexpr size_t kMaxPendingSteps = 64;
+  // Only a device runs ahead of the host; the CPU's losses are there at
+  // once, so a diverging run stops at its step.
+  const bool deferLosses_ = std::strcmp(backend_.name(), "cpu") != 0;
+  bool hasLossScaler_ = false;
   uint64_t seed_;
   const int64_t stepsPerEpoch_;
   double lastLearningRate_ = 0;
@@ -183,12 +204,6 @@ Error TrainingRun::optimizerStep(StepOutcome &outcome) {
       return err;
     ++position_.microBatchesRun;
   }
-  microLosses_.clear();
-  if (Error err = backend_.collectLosses(microLosses_))
-    return err;
-  double lossSum = 0;
-  for (float microLoss : microLosses_)
-    lossSum += microLoss;
   outcome.gradNorm.reset();
   outcome.lossScale = lossScaling_ ? double(lossScale_) : 1.0;
   if (log_ || settings_.gradClipNorm) {
@@ -227,7 +242,46 @@ Error TrainingRun::optimizerStep(StepOutcome &outcome) {
   if (!outcome.skipped)
     position_.appliedSteps = applied;
   ++position_.step;
-  outcome.loss = lossSum / double(settings_.accumSteps);
+  return Error::success();
+}
+
+Error TrainingRun::finishPendingSteps() {
+  if (pending_.empty())
+    return Error::success();
+  microLosses_.clear();
+  if (Error err = backend_.collectLosses(microLosses_))
+    return err;
+  const size_t k = size_t(settings_.accumSteps);
+  if (microLosses_.size() != pending_.size() * k)
+    return makeError("internal error: ", microLosses_.size(),
+                     " micro-step losses for ", pending_.size(),
+                     " steps of ", k);
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    PendingStep &p = pending_[i];
+    double lossSum = 0;
+    for (size_t j = 0; j < k; ++j)
+      lossSum += microLosses_[i * k + j];
+    const double loss = lossSum / double(settings_.accumSteps);
+    epochLossSum_ += loss;
+    display_.step(p.stepInEpoch, loss);
+    if (log_) {
+      StepRecord record;
+      record.step = p.step;
+      record.epoch = p.epoch;
+      record.loss = loss;
+      record.lr = p.lr;
+      record.lossScale = p.outcome.lossScale;
+      record.skipped = p.outcome.skipped;
+      record.gradNorm = p.outcome.gradNorm;
+      if (Error err = log_->write(record))
+        return err;
+    }
+    if (!std::isfinite(loss) && !hasLossScaler_)
+      return makeError("training diverged: the loss of step ", p.step,
+                       " (epoch ", p.epoch, ") is ", loss,
+                       "; try a smaller --lr");
+  }
+  pending_.clear();
   return Error::success();
 }
 
@@ -479,9 +533,8 @@ Error TrainingRun::resume(const std::string &path) {
 
 Expected<TrainingOutcome> TrainingRun::run() {
   InterruptGuard interrupts;
-  bool hasLossScaler = false;
   for (int32_t i = 0; i < model_.abi->num_state; ++i)
-    hasLossScaler |= model_.abi->state[i].kind == TRAINCC_STATE_LOSS_SCALER;
+    hasLossScaler_ |= model_.abi->state[i].kind == TRAINCC_STATE_LOSS_SCALER;
   // The scale of the first step's gradients: the compiled initial scale, or
   // where the resumed run left it (the checkpoint holds the whole arena).
   if (Error err = readLossScale())
@@ -506,32 +559,24 @@ Expected<TrainingOutcome> TrainingRun::run() {
       StepOutcome outcome;
       if (Error err = optimizerStep(outcome))
         return err;
-      const double loss = outcome.loss;
-      epochLossSum_ += loss;
       ++epochSteps_;
       epochSkipped_ += outcome.skipped ? 1 : 0;
-      display_.step(epochSteps_, loss);
-      if (log_) {
-        StepRecord record;
-        record.step = position_.step;
-        record.epoch = position_.epoch + 1;
-        record.loss = loss;
-        record.lr = lastLearningRate_;
-        record.lossScale = outcome.lossScale;
-        record.skipped = outcome.skipped;
-        record.gradNorm = outcome.gradNorm;
-        if (Error err = log_->write(record))
+      pending_.push_back({outcome, position_.step, position_.epoch + 1,
+                          epochSteps_, lastLearningRate_});
+      if (log_ || display_.live() || !deferLosses_ ||
+          pending_.size() >= kMaxPendingSteps)
+        if (Error err = finishPendingSteps())
           return err;
-      }
-      if (!std::isfinite(loss) && !hasLossScaler)
-        return makeError("training diverged: the loss of step ",
-                         position_.step, " (epoch ", position_.epoch + 1,
-                         ") is ", loss, "; try a smaller --lr");
-      if (int signal = InterruptGuard::pendingSignal())
+      if (int signal = InterruptGuard::pendingSignal()) {
+        if (Error err = finishPendingSteps())
+          return err;
         return interrupted(signal);
+      }
       if (settings_.checkpointDir && settings_.checkpointEvery &&
           position_.step % *settings_.checkpointEvery == 0 &&
           epochSteps_ < stepsPerEpoch_ && !reachedMaxSteps()) {
+        if (Error err = finishPendingSteps())
+          return err;
         // Steps that end an epoch get the epoch checkpoint instead.
         std::string path = numberedPath(*settings_.checkpointDir,
                                         "step-%08lld.ckpt", position_.step);
@@ -540,6 +585,8 @@ Expected<TrainingOutcome> TrainingRun::run() {
         rotate(stepCheckpoints_, path);
       }
     }
+    if (Error err = finishPendingSteps())
+      return err;
     EpochSummary summary;
     summary.epoch = position_.epoch + 1;
     summary.steps = epochSteps_;

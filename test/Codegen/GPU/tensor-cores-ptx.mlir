@@ -7,18 +7,26 @@
 
 // RUN: traincc-opt %s -traincc-gpu-codegen-pipeline='arch=sm_90' | %python %S/Inputs/extract-ptx.py > %t.sm90.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.sm90.ptx
+// RUN: FileCheck %s --check-prefix=SHARED < %t.sm90.ptx
 // RUN: /usr/local/cuda/bin/ptxas -arch=sm_90 %t.sm90.ptx -o %t.sm90.cubin
 // RUN: traincc-opt %s -traincc-gpu-codegen-pipeline='arch=sm_80' | %python %S/Inputs/extract-ptx.py > %t.sm80.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.sm80.ptx
+// RUN: FileCheck %s --check-prefix=SHARED < %t.sm80.ptx
 // RUN: /usr/local/cuda/bin/ptxas -arch=sm_80 %t.sm80.ptx -o %t.sm80.cubin
 // PTX: .entry micro_step_kernel
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX: .entry micro_step_kernel
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 
+// Shared tiles are read with 4-byte loads of bf16 pairs and wider vector
+// loads: every one is declared 16-byte aligned, not at its element size.
+// SHARED: .shared .align 16 .b8 __wg_micro_step_kernel
+// SHARED-NOT: .shared .align {{[1248] }}
+
 // GPUs before sm_80 have no mma.sync m16n8k16: the scalar tiled kernels.
 // RUN: traincc-opt %s -traincc-gpu-codegen-pipeline='arch=sm_75' | %python %S/Inputs/extract-ptx.py > %t.sm75.ptx
 // RUN: FileCheck %s --check-prefix=SM75 --implicit-check-not=mma.sync < %t.sm75.ptx
+// RUN: FileCheck %s --check-prefix=SHARED < %t.sm75.ptx
 // RUN: /usr/local/cuda/bin/ptxas -arch=sm_75 %t.sm75.ptx -o %t.sm75.cubin
 // SM75: .target sm_75
 // SM75: .entry micro_step_kernel

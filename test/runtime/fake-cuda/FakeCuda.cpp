@@ -23,9 +23,14 @@
 //   INVALID_PTX with a log for module loads, LAUNCH_FAILED for launches);
 //   TRAINCC_FAKE_CUDA_FAIL_KERNEL=name makes that kernel fail when it runs
 //   (asynchronously, and stickily as on a real device);
-//   TRAINCC_FAKE_CUDA_DEVICES=0 means no device.
+//   TRAINCC_FAKE_CUDA_DEVICES=0 means no device;
+//   TRAINCC_FAKE_CUDA_REJECT=cubin[,ptx] plays a driver older than the
+//   toolkit: it refuses every cubin (INVALID_IMAGE) and with `ptx` every
+//   PTX too (UNSUPPORTED_PTX_VERSION, with a JIT log).
 // * Device: TRAINCC_FAKE_CUDA_CC (default 9.0), TRAINCC_FAKE_CUDA_MEMORY
-//   (bytes, default 80 GiB).
+//   (bytes, default 80 GiB), TRAINCC_FAKE_CUDA_MAX_THREADS (per block,
+//   default 1024) and TRAINCC_FAKE_CUDA_MAX_SHARED (dynamic shared memory
+//   per block with the opt-in, default 227 KiB); launches over them fail.
 // * TRAINCC_FAKE_CUDA_EMULATION=LIB.so: kernels not implemented in
 //   FakeKernels.cpp are looked up in LIB as `traincc_emu_<name>`, the
 //   kernels traincc generates compiled for the CPU (`traincc
@@ -40,8 +45,8 @@
 //   at a barrier (a deadlock on a GPU) fail the kernel (LAUNCH_FAILED,
 //   sticky), with a message naming it on stderr.
 // * TRAINCC_FAKE_CUDA_STATS=FILE appends counters at exit (module kind,
-//   graph captures and launches, kernels run, bytes copied each way,
-//   resources still alive).
+//   graph captures and launches, kernels run, bytes copied each way, host
+//   waits on streams and events, resources still alive).
 //
 // Single-threaded, like the runtime's use of the driver.
 //
@@ -79,8 +84,10 @@ constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_NOT_INITIALIZED = 3;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
 constexpr CUresult CUDA_ERROR_INVALID_DEVICE = 101;
+constexpr CUresult CUDA_ERROR_INVALID_IMAGE = 200;
 constexpr CUresult CUDA_ERROR_NO_BINARY_FOR_GPU = 209;
 constexpr CUresult CUDA_ERROR_INVALID_PTX = 218;
+constexpr CUresult CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222;
 constexpr CUresult CUDA_ERROR_INVALID_HANDLE = 400;
 constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
 constexpr CUresult CUDA_ERROR_ILLEGAL_ADDRESS = 700;
@@ -102,6 +109,10 @@ const ErrorText kErrors[] = {
      "no CUDA-capable device is detected"},
     {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE",
      "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE",
+     "device kernel image is invalid"},
+    {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain."},
     {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
      "no kernel image is available for execution on the device"},
     {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX",
@@ -279,9 +290,11 @@ struct Fake {
   int devices = 1;
   int ccMajor = 9, ccMinor = 0;
   uint64_t memoryLimit = 80ull << 30;
+  int maxThreads = 1024, maxSharedOptIn = 227 * 1024;
   std::vector<FailRule> failRules;
   std::map<std::string, long> callCounts;
   std::string failKernel;
+  bool rejectCubin = false, rejectPtx = false; // TRAINCC_FAKE_CUDA_REJECT
   CUresult sticky = CUDA_SUCCESS;
 
   std::map<uintptr_t, size_t> deviceMemory, pinnedMemory;
@@ -300,6 +313,7 @@ struct Fake {
   // Counters for TRAINCC_FAKE_CUDA_STATS.
   std::vector<std::string> moduleKinds;
   long captures = 0, graphLaunches = 0, eagerLaunches = 0, kernelsRun = 0;
+  long streamSyncs = 0, eventSyncs = 0; // host waits
   long allocations = 0, pinnedAllocations = 0;
   uint64_t bytesToDevice = 0, bytesToHost = 0;
 
@@ -314,6 +328,14 @@ struct Fake {
       memoryLimit = std::strtoull(s, nullptr, 10);
     if (const char *s = std::getenv("TRAINCC_FAKE_CUDA_FAIL_KERNEL"))
       failKernel = s;
+    if (const char *s = std::getenv("TRAINCC_FAKE_CUDA_MAX_THREADS"))
+      maxThreads = std::atoi(s);
+    if (const char *s = std::getenv("TRAINCC_FAKE_CUDA_MAX_SHARED"))
+      maxSharedOptIn = std::atoi(s);
+    if (const char *s = std::getenv("TRAINCC_FAKE_CUDA_REJECT")) {
+      rejectCubin = std::strstr(s, "cubin") != nullptr;
+      rejectPtx = std::strstr(s, "ptx") != nullptr;
+    }
     if (const char *s = std::getenv("TRAINCC_FAKE_CUDA_EMULATION")) {
       emulation = dlopen(s, RTLD_NOW | RTLD_LOCAL);
       if (!emulation) {
@@ -364,6 +386,10 @@ struct Fake {
                  "host\n",
                  (unsigned long long)bytesToDevice,
                  (unsigned long long)bytesToHost);
+    std::fprintf(f,
+                 "fake-cuda: host waits: %ld cuStreamSynchronize, %ld "
+                 "cuEventSynchronize\n",
+                 streamSyncs, eventSyncs);
     std::fprintf(f,
                  "fake-cuda: alive at exit: %zu device buffers, %zu pinned "
                  "buffers, %zu streams, %zu events, %zu modules, %zu graphs, "
@@ -631,6 +657,29 @@ CUresult cuDeviceGetName(char *name, int length, int) {
 CUresult cuDeviceGetAttribute(int *value, int attribute, int) {
   FAKE_ENTRY("cuDeviceGetAttribute", CUDA_ERROR_UNKNOWN)
   switch (attribute) {
+  case 1: // MAX_THREADS_PER_BLOCK
+    *value = F.maxThreads;
+    return CUDA_SUCCESS;
+  case 2: // MAX_BLOCK_DIM_X
+  case 3: // MAX_BLOCK_DIM_Y
+    *value = std::min(F.maxThreads, 1024);
+    return CUDA_SUCCESS;
+  case 4: // MAX_BLOCK_DIM_Z
+    *value = std::min(F.maxThreads, 64);
+    return CUDA_SUCCESS;
+  case 5: // MAX_GRID_DIM_X
+    *value = 2147483647;
+    return CUDA_SUCCESS;
+  case 6: // MAX_GRID_DIM_Y
+  case 7: // MAX_GRID_DIM_Z
+    *value = 65535;
+    return CUDA_SUCCESS;
+  case 8: // MAX_SHARED_MEMORY_PER_BLOCK
+    *value = std::min(F.maxSharedOptIn, 48 * 1024);
+    return CUDA_SUCCESS;
+  case 97: // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+    *value = F.maxSharedOptIn;
+    return CUDA_SUCCESS;
   case 16: // MULTIPROCESSOR_COUNT
     *value = 132;
     return CUDA_SUCCESS;
@@ -689,6 +738,8 @@ CUresult cuModuleLoadDataEx(Module **module, const void *image,
   std::string kind;
   int device = F.ccMajor * 10 + F.ccMinor;
   if (text.rfind("FAKECUBIN sm_", 0) == 0) {
+    if (F.rejectCubin)
+      return CUDA_ERROR_INVALID_IMAGE;
     if (std::atoi(text.c_str() + 13) != device)
       return CUDA_ERROR_NO_BINARY_FOR_GPU;
     kind = "cubin " + text.substr(10, text.find('\n') - 10);
@@ -698,6 +749,10 @@ CUresult cuModuleLoadDataEx(Module **module, const void *image,
       return fail(CUDA_ERROR_INVALID_PTX,
                   "ptxas application ptx input: fatal   : no .target\n");
     int wanted = std::atoi(text.c_str() + target + 11);
+    if (F.rejectPtx)
+      return fail(CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+                  "ptxas application ptx input, line 1; fatal   : Unsupported "
+                  ".version; current version is '8.4'\n");
     if (wanted > device) {
       int line = 1;
       for (size_t i = 0; i < target; ++i)
@@ -756,7 +811,7 @@ CUresult cuModuleGetFunction(Function **function, Module *module,
 
 CUresult cuFuncSetAttribute(Function *function, int attribute, int value) {
   FAKE_ENTRY("cuFuncSetAttribute", CUDA_ERROR_INVALID_VALUE)
-  if (attribute != 8 || value > 227 * 1024)
+  if (attribute != 8 || value > F.maxSharedOptIn)
     return CUDA_ERROR_INVALID_VALUE;
   function->maxDynamicShared = value;
   return CUDA_SUCCESS;
@@ -895,6 +950,7 @@ CUresult cuStreamDestroy_v2(Stream *stream) {
 
 CUresult cuStreamSynchronize(Stream *stream) {
   FAKE_ENTRY("cuStreamSynchronize", CUDA_ERROR_UNKNOWN)
+  ++F.streamSyncs;
   if (!F.streams.count(stream))
     return CUDA_ERROR_INVALID_HANDLE;
   return F.runUntil(stream, UINT64_MAX);
@@ -920,7 +976,8 @@ CUresult cuLaunchKernel(Function *function, unsigned gridX, unsigned gridY,
   if (!function || !F.streams.count(stream) || extra)
     return CUDA_ERROR_INVALID_HANDLE;
   if (!gridX || !gridY || !gridZ || !blockX || !blockY || !blockZ ||
-      blockX * blockY * blockZ > 1024 ||
+      blockX * blockY * blockZ > unsigned(F.maxThreads) || gridY > 65535 ||
+      gridZ > 65535 ||
       int(sharedBytes) > function->maxDynamicShared)
     return CUDA_ERROR_INVALID_VALUE;
   Launch launch;
@@ -1024,6 +1081,7 @@ CUresult cuEventRecord(Event *event, Stream *stream) {
 
 CUresult cuEventSynchronize(Event *event) {
   FAKE_ENTRY("cuEventSynchronize", CUDA_ERROR_UNKNOWN)
+  ++F.eventSyncs;
   if (!F.events.count(event))
     return CUDA_ERROR_INVALID_HANDLE;
   if (!event->stream)

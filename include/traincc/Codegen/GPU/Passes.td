@@ -242,9 +242,17 @@ def MergeKernelModulesPass
     kernel into `@traincc_kernels`, each renamed after its old module (which
     is unique), and points the `gpu.launch_func` ops at them. Globals the
     kernels share (constants outlining copied into each module) are kept
-    once.
+    once. Each kernel's workgroup buffers get `llvm.align = 16`: the tiled
+    kernels read them with vector loads up to 16 bytes wide, and the NVVM
+    lowering otherwise aligns them to their element size only.
+
+    Launches whose constant sizes break CUDA's limits on every device (grid
+    x over 2^31-1, grid y or z over 65535, a block over 1024 x 1024 x 64 or
+    1024 threads, dynamic shared memory over 227 KiB) are errors naming the
+    kernel: they would fail at run time on any GPU.
   }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // TRAINCC_CODEGEN_GPU_PASSES_TD

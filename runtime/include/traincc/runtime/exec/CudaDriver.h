@@ -64,7 +64,16 @@ enum : int {
 
 // CUdevice_attribute
 enum : int {
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+  CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X = 2,
+  CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y = 3,
+  CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z = 4,
+  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X = 5,
+  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y = 6,
+  CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z = 7,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
 };
@@ -178,6 +187,11 @@ struct CudaDeviceInfo {
   int multiprocessors = 0;
   uint64_t totalMemory = 0;
   int driverVersion = 0; // 12040 for CUDA 12.4
+  // Launch limits, checked when the plans are loaded.
+  int maxThreadsPerBlock = 0;
+  int maxBlock[3] = {}, maxGrid[3] = {};
+  int maxShared = 0;      // dynamic shared memory per block without opt-in
+  int maxSharedOptIn = 0; // with cuFuncSetAttribute's opt-in
 
   /// "NVIDIA H200 (compute capability 9.0, 132 SMs, 139.8 GiB)".
   std::string describe() const;

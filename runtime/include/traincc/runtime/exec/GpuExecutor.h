@@ -65,7 +65,8 @@ public:
   GpuExecutor &operator=(const GpuExecutor &) = delete;
 
   const CudaDeviceInfo &device() const { return device_; }
-  /// "cubin sm_90" or "PTX (JIT for sm_89)".
+  /// "cubin sm_90" or "PTX (JIT for sm_89)" (followed by why the cubin
+  /// failed when the driver refused it and the PTX loaded instead).
   const std::string &moduleKind() const { return moduleKind_; }
 
   /// Enqueues micro_step on one micro-batch (input: micro_batch rows of
