@@ -738,3 +738,36 @@ module @mixed_precision {
     return %scaled : tensor<f32>
   }
 }
+
+// -----
+
+// Tests the reduction and gather rules: sum_to goes back through a
+// broadcast_to, broadcast_to through a sum_to, reduce_max through
+// reduce_max_backward (which reads the input and the maxima), and a gather
+// of a parameter through gather_backward with the same indices; the
+// integer indices get no gradient.
+// CHECK-LABEL: module @reductions
+// CHECK: %[[W:.*]] = train.read_param @w : tensor<4x3xf32>
+// CHECK: %[[G:.*]] = train.gather %[[W]], %[[I:.*]] axis 0
+// CHECK: %[[S:.*]] = train.sum_to %[[G]] : tensor<2x3xf32> -> tensor<1x3xf32>
+// CHECK: %[[B:.*]] = train.broadcast_to %[[S]] : tensor<1x3xf32> -> tensor<5x3xf32>
+// CHECK: %[[M:.*]] = train.reduce_max %[[B]] : tensor<5x3xf32> -> tensor<1x1xf32>
+// CHECK: %[[DM:.*]] = train.mse_backward
+// CHECK: %[[DB:.*]] = train.reduce_max_backward %[[DM]], %[[B]], %[[M]]
+// CHECK: %[[DS:.*]] = train.sum_to %[[DB]] : tensor<5x3xf32> -> tensor<1x3xf32>
+// CHECK: %[[DG:.*]] = train.broadcast_to %[[DS]] : tensor<1x3xf32> -> tensor<2x3xf32>
+// CHECK: %[[DW:.*]] = train.gather_backward %[[DG]], %[[I]] axis 0 : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<4x3xf32>
+// CHECK: train.accumulate @w.grad, %[[DW]]
+module @reductions {
+  train.param @w trainable : tensor<4x3xf32>
+  func.func @loss(%t: tensor<1x1xf32>) -> tensor<f32> {
+    %w = train.read_param @w : tensor<4x3xf32>
+    %i = train.constant dense<[3, 3]> : tensor<2xi64>
+    %g = train.gather %w, %i axis 0 : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+    %s = train.sum_to %g : tensor<2x3xf32> -> tensor<1x3xf32>
+    %b = train.broadcast_to %s : tensor<1x3xf32> -> tensor<5x3xf32>
+    %m = train.reduce_max %b : tensor<5x3xf32> -> tensor<1x1xf32>
+    %l = train.mse %m, %t reduction mean : (tensor<1x1xf32>, tensor<1x1xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -36,23 +36,24 @@ struct ConvertTrainToLinalgPass
                            math::MathDialect, tensor::TensorDialect>();
     // Every forward compute op must go; parameters, their reads and the
     // import scaffolding are not this pass's business.
-    target.addIllegalOp<
-        ConvOp, BatchNormOp, GemmOp, MatMulOp, AddOp, SubOp, MulOp, DivOp,
-        MaximumOp, MinimumOp, ReluOp, LeakyReluOp, ClipOp, SigmoidOp, TanhOp,
-        DropoutOp, SoftmaxOp, LogSoftmaxOp, MaxPoolOp, AvgPoolOp,
-        GlobalAvgPoolOp, ReshapeOp, FlattenOp, TransposeOp, ConcatOp, SliceOp,
-        IdentityOp, ConstantOp, CastOp, ScaleLossOp>();
+    target.addIllegalOp<ConvOp, BatchNormOp, GemmOp, MatMulOp, AddOp, SubOp,
+                        MulOp, DivOp, MaximumOp, MinimumOp, ReluOp, LeakyReluOp,
+                        ClipOp, SigmoidOp, TanhOp, DropoutOp, SoftmaxOp,
+                        LogSoftmaxOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp,
+                        ReduceMaxOp, ReshapeOp, FlattenOp, TransposeOp,
+                        ConcatOp, SliceOp, GatherOp, IdentityOp, ConstantOp,
+                        CastOp, ScaleLossOp>();
     // Losses, gradients and the explicit training-mode ops; the ops that
     // touch persistent state (accumulate, optimizer updates, running
     // statistics) are left to state lowering.
     target.addIllegalOp<
         SoftmaxCrossEntropyOp, SoftmaxCrossEntropyBackwardOp, MSEOp,
-        MSEBackwardOp, ReduceSumOp, SumToOp, BroadcastToOp,
-        ConvBackwardDataOp, ConvBackwardFilterOp, BatchNormBackwardOp,
-        ReluBackwardOp, LeakyReluBackwardOp, ClipBackwardOp,
-        SigmoidBackwardOp, TanhBackwardOp, SoftmaxBackwardOp,
-        LogSoftmaxBackwardOp, MaxPoolBackwardOp, AvgPoolBackwardOp,
-        SliceBackwardOp, BNStatsOp, BNApplyOp, DropoutMaskOp>();
+        MSEBackwardOp, ReduceSumOp, SumToOp, BroadcastToOp, ConvBackwardDataOp,
+        ConvBackwardFilterOp, BatchNormBackwardOp, ReluBackwardOp,
+        LeakyReluBackwardOp, ClipBackwardOp, SigmoidBackwardOp, TanhBackwardOp,
+        SoftmaxBackwardOp, LogSoftmaxBackwardOp, MaxPoolBackwardOp,
+        AvgPoolBackwardOp, SliceBackwardOp, ReduceMaxBackwardOp,
+        GatherBackwardOp, BNStatsOp, BNApplyOp, DropoutMaskOp>();
 
     RewritePatternSet patterns(context);
     traincc::codegen::populateLinearAlgebraPatterns(patterns);

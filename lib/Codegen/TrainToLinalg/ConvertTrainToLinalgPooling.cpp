@@ -6,6 +6,7 @@
 // mode the last window can run past the end padding; the input is padded
 // further so every window is in bounds, and that overhang is never counted.
 // 2-D windows use the named NCHW pooling ops, others a `linalg.generic`.
+// reduce_max (max "pooling" over any axes) and its gradient live here too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -251,9 +252,118 @@ struct GlobalAvgPoolLowering : OpConversionPattern<train::GlobalAvgPoolOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// reduce_max over any axes
+//===----------------------------------------------------------------------===//
+
+/// The axes a keepdims-form reduction from `input` to `reduced` reduces.
+SmallVector<int64_t> reducedAxes(ArrayRef<int64_t> input,
+                                 ArrayRef<int64_t> reduced) {
+  SmallVector<int64_t> axes;
+  for (auto [index, dims] : llvm::enumerate(llvm::zip(input, reduced)))
+    if (std::get<0>(dims) != std::get<1>(dims))
+      axes.push_back(index);
+  return axes;
+}
+
+/// A max over the reduced axes into a -inf-filled tensor of the kept axes
+/// (maximumf propagates NaN), reshaped to the keepdims result.
+struct ReduceMaxLowering : OpConversionPattern<train::ReduceMaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(train::ReduceMaxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    RankedTensorType input = op.getInput().getType();
+    RankedTensorType resultType = op.getType();
+    Type element = resultType.getElementType();
+    int64_t rank = input.getRank();
+    SmallVector<int64_t> axes =
+        reducedAxes(input.getShape(), resultType.getShape());
+    SmallVector<int64_t> kept;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t i = 0; i < rank; ++i) {
+      bool reduced = llvm::is_contained(axes, i);
+      iterators.push_back(reduced ? utils::IteratorType::reduction
+                                  : utils::IteratorType::parallel);
+      if (!reduced)
+        kept.push_back(input.getDimSize(i));
+    }
+    Value init = filledTensor(rewriter, loc, kept, negativeInfinity(element));
+    Value maxima = linalg::GenericOp::create(
+                       rewriter, loc, TypeRange{init.getType()},
+                       ValueRange{adaptor.getInput()}, ValueRange{init},
+                       ArrayRef<AffineMap>{
+                           AffineMap::getMultiDimIdentityMap(rank, context),
+                           keptAxesMap(rank, axes, context)},
+                       iterators,
+                       [](OpBuilder &b, Location nloc, ValueRange args) {
+                         linalg::YieldOp::create(b, nloc,
+                                                 arith::MaximumFOp::create(
+                                                     b, nloc, args[0], args[1])
+                                                     .getResult());
+                       })
+                       .getResult(0);
+    rewriter.replaceOp(op, reshapeTensor(rewriter, loc, maxima, resultType));
+    return success();
+  }
+};
+
+/// Counts the elements equal to their maximum, then gives each of them
+/// grad / count (in the accumulator type).
+struct ReduceMaxBackwardLowering
+    : OpConversionPattern<train::ReduceMaxBackwardOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(train::ReduceMaxBackwardOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    RankedTensorType input = op.getInput().getType();
+    RankedTensorType output = op.getOutput().getType();
+    Type element = input.getElementType();
+    Type accType = accumulatorType(element);
+    ArrayRef<int64_t> shape = input.getShape();
+    SmallVector<int64_t> axes = reducedAxes(shape, output.getShape());
+    Value counts = sumOver(
+        rewriter, loc, ValueRange{adaptor.getInput(), adaptor.getOutput()},
+        {AffineMap::getMultiDimIdentityMap(shape.size(), context),
+         broadcastMap(output.getShape(), shape, context)},
+        shape, axes, accType,
+        [&](OpBuilder &b, Location nloc, ValueRange args) -> Value {
+          Value equal = arith::CmpFOp::create(
+              b, nloc, arith::CmpFPredicate::OEQ, args[0], args[1]);
+          return arith::SelectOp::create(b, nloc, equal,
+                                         floatConstant(b, nloc, accType, 1.0),
+                                         floatConstant(b, nloc, accType, 0.0));
+        });
+    counts = reshapeTensor(rewriter, loc, counts,
+                           RankedTensorType::get(output.getShape(), accType));
+    Value result = buildElementwise(
+        rewriter, loc,
+        ValueRange{adaptor.getGrad(), adaptor.getInput(), adaptor.getOutput(),
+                   counts},
+        shape, element, [&](OpBuilder &b, Location nloc, ValueRange args) {
+          Value equal = arith::CmpFOp::create(
+              b, nloc, arith::CmpFPredicate::OEQ, args[1], args[2]);
+          Value share = arith::DivFOp::create(
+              b, nloc, convertFloat(b, nloc, args[0], accType), args[3]);
+          Value picked = arith::SelectOp::create(
+              b, nloc, equal, share, floatConstant(b, nloc, accType, 0.0));
+          return convertFloat(b, nloc, picked, element);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void traincc::codegen::populatePoolingPatterns(RewritePatternSet &patterns) {
-  patterns.add<MaxPoolLowering, AvgPoolLowering, GlobalAvgPoolLowering>(
+  patterns.add<MaxPoolLowering, AvgPoolLowering, GlobalAvgPoolLowering,
+               ReduceMaxLowering, ReduceMaxBackwardLowering>(
       patterns.getContext());
 }

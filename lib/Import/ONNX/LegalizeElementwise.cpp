@@ -228,6 +228,39 @@ LogicalResult legalizeSoftmax(const ONNXNode &node, RewriterBase &rewriter) {
                     train::ReshapeOp::create(rewriter, loc, type, softmax));
 }
 
+/// HardSigmoid, max(0, min(1, alpha x + beta)), as a multiply-add and a
+/// train.clip 0..1, whose gradients make PyTorch's (zero outside the
+/// linear part). HardSwish is x * HardSigmoid(x) with alpha 1/6, beta 1/2:
+/// the product rule gives x / 3 + 1/2 inside (-3, 3), as PyTorch's does.
+template <bool swish>
+LogicalResult legalizeHard(const ONNXNode &node, RewriterBase &rewriter) {
+  FailureOr<Value> input = getFloatInput(node, 0, "X");
+  if (failed(input))
+    return failure();
+  Location loc = node.getLoc();
+  auto type = cast<RankedTensorType>(input->getType());
+  Type element = type.getElementType();
+  auto scalar = [&](double value) {
+    return createConstant(
+        rewriter, loc,
+        DenseElementsAttr::get(RankedTensorType::get({}, element),
+                               rewriter.getFloatAttr(element, value)));
+  };
+  double alpha = swish ? 1.0 / 6.0 : node.getFloat("alpha", 0.2f);
+  double beta = swish ? 0.5 : node.getFloat("beta", 0.5f);
+  Value scaled =
+      train::MulOp::create(rewriter, loc, type, *input, scalar(alpha));
+  Value shifted =
+      train::AddOp::create(rewriter, loc, type, scaled, scalar(beta));
+  Value gate = train::ClipOp::create(rewriter, loc, shifted,
+                                     rewriter.getF32FloatAttr(0.0f),
+                                     rewriter.getF32FloatAttr(1.0f));
+  if (!swish)
+    return finishNode(node, rewriter, gate);
+  return finishNode(node, rewriter,
+                    train::MulOp::create(rewriter, loc, type, *input, gate));
+}
+
 LogicalResult legalizeIdentity(const ONNXNode &node, RewriterBase &rewriter) {
   Value input = node.getInput(0);
   if (!input) {
@@ -249,6 +282,8 @@ void onnx_import::addElementwiseHandlers(HandlerTable &table) {
   table["Tanh"] = legalizeUnary<train::TanhOp>;
   table["LeakyRelu"] = legalizeLeakyRelu;
   table["Clip"] = legalizeClip;
+  table["HardSigmoid"] = legalizeHard<false>;
+  table["HardSwish"] = legalizeHard<true>;
   table["Max"] = legalizeVariadicSelect<train::MaximumOp>;
   table["Min"] = legalizeVariadicSelect<train::MinimumOp>;
   table["Softmax"] = legalizeSoftmax<train::SoftmaxOp>;

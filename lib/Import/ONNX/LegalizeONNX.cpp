@@ -183,6 +183,7 @@ HandlerTable buildHandlerTable() {
   HandlerTable table;
   addNNHandlers(table);
   addElementwiseHandlers(table);
+  addReduceHandlers(table);
   addShapeHandlers(table);
   return table;
 }

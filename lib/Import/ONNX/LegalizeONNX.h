@@ -73,6 +73,8 @@ using HandlerTable = llvm::StringMap<LegalizeHandler>;
 void addNNHandlers(HandlerTable &table);
 /// Elementwise arithmetic and activations, Softmax/LogSoftmax.
 void addElementwiseHandlers(HandlerTable &table);
+/// ReduceSum, ReduceMean, ReduceMax and Pad.
+void addReduceHandlers(HandlerTable &table);
 /// Shapes and data movement: Constant, Shape, Gather, Unsqueeze, Squeeze,
 /// Concat, Reshape, Flatten, Transpose, Slice, Identity, Cast, and the
 /// integer arithmetic of shape sub-graphs (folded on constants).

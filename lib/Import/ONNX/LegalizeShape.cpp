@@ -142,12 +142,52 @@ LogicalResult legalizeShape(const ONNXNode &node, RewriterBase &rewriter) {
 
 /// Gather on constants only: in shape sub-graphs it picks dimensions out of
 /// a Shape.
-LogicalResult legalizeGather(const ONNXNode &node, RewriterBase &rewriter) {
-  DenseElementsAttr data = node.getConstantInput(0);
-  if (!data) {
-    node.emitError() << "Gather on non-constant data is not supported";
+/// Gather on float data that is not a constant (an embedding table, a
+/// computed tensor): a train.gather, with indices of any integer type
+/// (constant or not).
+LogicalResult legalizeGatherOnData(const ONNXNode &node,
+                                   RewriterBase &rewriter) {
+  FailureOr<Value> data = getFloatInput(node, 0, "data");
+  if (failed(data))
+    return failure();
+  FailureOr<RankedTensorType> indicesType =
+      getStaticInputType(node, 1, "indices");
+  if (failed(indicesType))
+    return failure();
+  if (!indicesType->getElementType().isInteger(64) &&
+      !indicesType->getElementType().isInteger(32)) {
+    node.emitError() << "input 1 (indices) must be int32 or int64, got "
+                     << *indicesType;
     return failure();
   }
+  auto type = cast<RankedTensorType>(data->getType());
+  FailureOr<int64_t> axis =
+      normalizeAxis(node, node.getInt("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  // Constant indices are checked here; run-time ones are clamped.
+  if (std::optional<SmallVector<int64_t>> indices = node.getConstantInts(1)) {
+    int64_t dim = type.getDimSize(*axis);
+    for (int64_t index : *indices)
+      if (index < -dim || index >= dim) {
+        node.emitError() << "index " << index << " is out of range for axis "
+                         << *axis << " of size " << dim;
+        return failure();
+      }
+  }
+  if (failed(checkRank(node, type.getRank() - 1 + indicesType->getRank())))
+    return failure();
+  FailureOr<Value> gathered = createInferred<train::GatherOp>(
+      node, rewriter, *data, node.getInput(1), *axis);
+  if (failed(gathered))
+    return failure();
+  return finishNode(node, rewriter, *gathered);
+}
+
+LogicalResult legalizeGather(const ONNXNode &node, RewriterBase &rewriter) {
+  DenseElementsAttr data = node.getConstantInput(0);
+  if (!data)
+    return legalizeGatherOnData(node, rewriter);
   DenseElementsAttr indicesAttr = node.getConstantInput(1);
   std::optional<SmallVector<int64_t>> indices = node.getConstantInts(1);
   if (!indices) {

@@ -549,6 +549,42 @@ LogicalResult inferShapes(onnx::ModelProto &model, int64_t opset,
   return success();
 }
 
+/// Expands the Pads of opset 18 on whose `axes` input covers some axes of an
+/// input of unknown rank (adaptToCheckedOpset hid them): shape inference
+/// runs on the checked model, which tells the ranks of the values before
+/// each Pad, a round per chain of such Pads; then the model is checked
+/// again with them in their opset-17 form. The inferred shapes are cleared
+/// with the others before the batch size is set.
+LogicalResult resolvePads(onnx::ModelProto &model, int64_t opset,
+                          Location loc) {
+  for (int round = 0;; ++round) {
+    FailureOr<int> left =
+        resolvePendingPads(model, opset, collectRanks(model.graph()),
+                           round == kMaxInferenceRounds, loc);
+    if (failed(left))
+      return failure();
+    if (*left == 0 && round == 0)
+      return success();
+    if (*left == 0)
+      break;
+    try {
+      InferenceShield shield(model, kMaxCheckedOpset,
+                             collectRanks(model.graph()));
+      onnx::shape_inference::InferShapes(model);
+    } catch (const std::exception &e) {
+      return emitError(loc)
+             << "ONNX shape inference failed: " << oneLine(e.what());
+    }
+  }
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    return emitError(loc) << "the ONNX checker rejected the model: "
+                          << oneLine(e.what());
+  }
+  return success();
+}
+
 /// Opset-6 broadcasting (`broadcast = 1` with `axis`) aligns B with A at
 /// `axis`; libonnx 1.12's converter aligns it at the end whatever `axis`
 /// says, which silently changes the model. Makes the alignment explicit
@@ -696,21 +732,36 @@ LogicalResult loadModelImpl(llvm::StringRef bytes, llvm::StringRef modelDir,
                              "with torch.onnx.export(..., opset_version="
                           << kMaxImportedOpset << ")";
   // The checker would say only "higher than the checker's".
-  if (model.ir_version() > static_cast<int64_t>(onnx::Version::IR_VERSION))
+  if (model.ir_version() > kMaxImportedIRVersion)
     return emitError(loc) << "the model has ONNX IR version "
                           << model.ir_version() << ", newer than IR version "
-                          << static_cast<int64_t>(onnx::Version::IR_VERSION)
+                          << kMaxImportedIRVersion
                           << ", the latest traincc accepts; re-export it "
                              "with torch.onnx.export(..., opset_version="
                           << kMaxImportedOpset << ")";
+  static_assert(kMaxCheckedIRVersion <=
+                static_cast<int64_t>(onnx::Version::IR_VERSION));
   onnx::GraphProto &graph = *model.mutable_graph();
   nameNodes(graph);
   if (failed(validateTensors(model, modelDir, options, loc)) ||
       failed(validateGraphInputs(graph, loc)) ||
-      failed(checkFunctionRecursion(model, loc)) ||
-      failed(validateNodeAttributes(model, loc)) ||
+      failed(checkFunctionRecursion(model, loc)))
+    return failure();
+  // IR versions 9 and 10 add element types (float8, int4) that the tensor
+  // validation refused already, and function overloads, which the IR-8
+  // checker does not read.
+  if (model.ir_version() > kMaxCheckedIRVersion)
+    model.set_ir_version(kMaxCheckedIRVersion);
+  if (failed(validateNodeAttributes(model, loc)) ||
       failed(sortGraph(graph, loc)))
     return failure();
+  // Newer opsets become opset 17 before the checker.
+  int64_t writtenOpset = *opset;
+  if (*opset > kMaxCheckedOpset) {
+    if (failed(adaptToCheckedOpset(model, *opset, loc)))
+      return failure();
+    opset = kMaxCheckedOpset;
+  }
 
   try {
     onnx::checker::check_model(model);
@@ -718,6 +769,10 @@ LogicalResult loadModelImpl(llvm::StringRef bytes, llvm::StringRef modelDir,
     return emitError(loc) << "the ONNX checker rejected the model: "
                           << oneLine(e.what());
   }
+
+  if (writtenOpset > kMaxCheckedOpset &&
+      failed(resolvePads(model, writtenOpset, loc)))
+    return failure();
 
   if (failed(fixBatchDimension(graph, options.batchSize, loc)))
     return failure();
@@ -740,6 +795,7 @@ LogicalResult loadModelImpl(llvm::StringRef bytes, llvm::StringRef modelDir,
   }
   if (failed(inferShapes(model, *opset, loc)))
     return failure();
+  restoreNewerOps(model);
   result.opset = *opset;
   return success();
 }

@@ -20,6 +20,7 @@
 
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringMap.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -30,9 +31,15 @@
 namespace traincc::onnx_import {
 
 /// Default-domain opsets imported as they are; older ones are converted to
-/// kMinImportedOpset, newer ones refused.
+/// kMinImportedOpset, newer ones up to kMaxImportedOpset rewritten to
+/// kMaxCheckedOpset (OpsetAdapter.cpp), newer ones still refused.
 constexpr int64_t kMinImportedOpset = 7;
-constexpr int64_t kMaxImportedOpset = 17;
+constexpr int64_t kMaxCheckedOpset = 17;
+constexpr int64_t kMaxImportedOpset = 21;
+/// IR versions the importer reads; those above kMaxCheckedIRVersion (what
+/// libonnx 1.12 checks) are checked as that version.
+constexpr int64_t kMaxImportedIRVersion = 10;
+constexpr int64_t kMaxCheckedIRVersion = 8;
 
 struct LoadedModel {
   onnx::ModelProto model;
@@ -50,6 +57,32 @@ mlir::LogicalResult loadModel(llvm::StringRef bytes, llvm::StringRef modelDir,
                               llvm::StringRef modelName,
                               const ONNXImportOptions &options,
                               mlir::Location loc, LoadedModel &result);
+
+//===----------------------------------------------------------------------===//
+// Newer opsets (OpsetAdapter.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The domain in which the adapter hides, from the checker and shape
+/// inference, nodes of ops traincc does not import whose form changed after
+/// opset 17; restoreNewerOps puts them back for the legalisation to report.
+constexpr const char *kNewerOpsDomain = "traincc.newer_opset";
+
+/// Rewrites a model of default-domain opset 18..21 (and IR version up to
+/// 10) into its opset-17, IR-8 form, which libonnx 1.12 checks and infers.
+/// Errors name each node whose newer form opset 17 cannot express.
+mlir::LogicalResult adaptToCheckedOpset(onnx::ModelProto &model, int64_t opset,
+                                        mlir::Location loc);
+
+/// Pads whose `axes` input covers some axes of an input of a rank the model
+/// does not give stay hidden after adaptToCheckedOpset; this expands those
+/// whose input rank `ranks` (from shape inference) now gives, and returns
+/// how many are left: an error naming one when `last`.
+mlir::FailureOr<int> resolvePendingPads(onnx::ModelProto &model, int64_t opset,
+                                        const llvm::StringMap<int> &ranks,
+                                        bool last, mlir::Location loc);
+
+/// Moves the nodes hidden by adaptToCheckedOpset back to the default domain.
+void restoreNewerOps(onnx::ModelProto &model);
 
 //===----------------------------------------------------------------------===//
 // Validation (ModelValidation.cpp): checks that must hold before libonnx or

@@ -490,3 +490,40 @@ module {
     return
   }
 }
+
+// -----
+
+// Tests that reduce_max_backward counts the maxima (a reduction over the
+// reduced axis) and gives each grad / count, the others zero.
+
+// CHECK-LABEL: func.func @reduce_max_backward
+// CHECK: %[[COUNT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK: linalg.generic
+// CHECK: arith.cmpf oeq
+// CHECK: arith.divf
+// CHECK: arith.select
+func.func @reduce_max_backward(%dy: tensor<2x1xf32>, %x: tensor<2x5xf32>, %y: tensor<2x1xf32>) -> tensor<2x5xf32> {
+  %0 = train.reduce_max_backward %dy, %x, %y : (tensor<2x1xf32>, tensor<2x5xf32>, tensor<2x1xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// Tests that gather_backward is one generic over the table's axes
+// (parallel) and the index positions (reduction) that adds dy where the
+// clamped index equals the row: no scatter, so no write races.
+
+// CHECK-LABEL: func.func @gather_backward
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// CHECK: arith.index_cast
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: %[[ROW:.*]] = linalg.index 0
+// CHECK: arith.cmpi eq, %{{.*}}, %[[ROW]]
+// CHECK: arith.addf
+func.func @gather_backward(%dy: tensor<2x3x4xf32>, %i: tensor<2x3xi64>) -> tensor<10x4xf32> {
+  %0 = train.gather_backward %dy, %i axis 0 : (tensor<2x3x4xf32>, tensor<2x3xi64>) -> tensor<10x4xf32>
+  return %0 : tensor<10x4xf32>
+}

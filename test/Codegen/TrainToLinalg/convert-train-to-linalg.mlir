@@ -529,3 +529,24 @@ func.func @scale_loss(%loss: tensor<f32>, %scale: tensor<f32>) -> tensor<f32> {
   %0 = train.scale_loss %loss, %scale : tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// Tests that reduce_max is a maximumf reduction into -inf over the reduced
+// axes, reshaped to the keepdims type, and that gather reads the table with
+// tensor.extract at the clamped run-time index.
+
+// CHECK-LABEL: func.func @reduce_max_gather
+// CHECK: linalg.fill ins(%{{.*}} : f32)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]
+// CHECK: arith.maximumf
+// CHECK: tensor.expand_shape {{.*}} into tensor<2x1x1xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK: arith.minsi
+// CHECK: tensor.extract %arg1[
+func.func @reduce_max_gather(%x: tensor<2x3x4xf32>, %t: tensor<10x4xf32>, %i: tensor<2x5xi64>)
+    -> (tensor<2x1x1xf32>, tensor<2x5x4xf32>) {
+  %0 = train.reduce_max %x : tensor<2x3x4xf32> -> tensor<2x1x1xf32>
+  %1 = train.gather %t, %i axis 0 : (tensor<10x4xf32>, tensor<2x5xi64>) -> tensor<2x5x4xf32>
+  return %0, %1 : tensor<2x1x1xf32>, tensor<2x5x4xf32>
+}

@@ -1253,3 +1253,21 @@ module {
   // expected-error @below {{'train.param' op source 'w' does not name a train.param}}
   train.param @w.bf16 weight_copy : tensor<3x4xbf16> {source = @w}
 }
+
+// -----
+
+// Tests that reduce_max_backward's gradient has the output's type.
+func.func @reduce_max_backward_grad(%dy: tensor<2x3x1xf32>, %x: tensor<2x3x4xf32>, %y: tensor<2x1x4xf32>) {
+  // expected-error @below {{'train.reduce_max_backward' op grad type 'tensor<2x3x1xf32>' differs from the output type 'tensor<2x1x4xf32>'}}
+  %0 = train.reduce_max_backward %dy, %x, %y : (tensor<2x3x1xf32>, tensor<2x3x4xf32>, tensor<2x1x4xf32>) -> tensor<2x3x4xf32>
+  return
+}
+
+// -----
+
+// Tests that gather_backward's gradient is the gather result of its type.
+func.func @gather_backward_shape(%dy: tensor<3x5xf32>, %i: tensor<3xi64>) {
+  // expected-error @below {{'train.gather_backward' op grad type 'tensor<3x5xf32>' is not the gather result of 'tensor<10x4xf32>'}}
+  %0 = train.gather_backward %dy, %i axis 0 : (tensor<3x5xf32>, tensor<3xi64>) -> tensor<10x4xf32>
+  return
+}

@@ -743,3 +743,31 @@ func.func @slice_end(%x: tensor<8x4xf32>) {
       : (tensor<8x4xf32>) -> tensor<8x4xf32>
   return
 }
+
+// -----
+
+// Tests that reduce_max's result keeps the rank and each axis or 1.
+func.func @reduce_max_shape(%x: tensor<2x3x4xf32>) {
+  // expected-error @below {{'train.reduce_max' op reduced type 'tensor<2x2x1xf32>' is not 'tensor<2x3x4xf32>' with some axes reduced to size 1}}
+  %0 = train.reduce_max %x : tensor<2x3x4xf32> -> tensor<2x2x1xf32>
+  return
+}
+
+// -----
+
+// Tests that reduce_max keeps the rank.
+func.func @reduce_max_rank(%x: tensor<2x3x4xf32>) {
+  // expected-error @below {{'train.reduce_max' op reduced type 'tensor<2x1xf32>' does not have the rank of 'tensor<2x3x4xf32>'}}
+  %0 = train.reduce_max %x : tensor<2x3x4xf32> -> tensor<2x1xf32>
+  return
+}
+
+// -----
+
+// Tests that gather's axis is an axis of the data.
+func.func @gather_axis(%t: tensor<10x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @below {{axis 2 is out of range for rank 2}}
+  // expected-error @below {{'train.gather' op failed to infer returned types}}
+  %0 = train.gather %t, %i axis 2 : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return
+}

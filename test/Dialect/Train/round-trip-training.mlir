@@ -155,3 +155,17 @@ func.func @mixed_batch_norm(%x: tensor<8x16x4x4xbf16>, %g: tensor<16xf32>) -> (t
   %dx, %dg, %db = train.batch_norm_backward %y, %x, %mean, %var, %g epsilon 1.0e-05 : tensor<8x16x4x4xbf16>, tensor<16xf32>
   return %dx, %dg : tensor<8x16x4x4xbf16>, tensor<16xf32>
 }
+
+// -----
+
+// Tests that the gradients of reduce_max and gather round-trip.
+// CHECK-LABEL: func.func @reduce_max_gather_backward
+// CHECK: train.reduce_max_backward %arg0, %arg1, %arg2 : (tensor<2x1x4xf32>, tensor<2x3x4xf32>, tensor<2x1x4xf32>) -> tensor<2x3x4xf32>
+// CHECK: train.gather_backward %arg3, %arg4 axis 1 : (tensor<2x5x3xf32>, tensor<5xi32>) -> tensor<2x7x3xf32>
+func.func @reduce_max_gather_backward(%dy: tensor<2x1x4xf32>, %x: tensor<2x3x4xf32>, %y: tensor<2x1x4xf32>,
+                                      %dg: tensor<2x5x3xf32>, %i: tensor<5xi32>)
+    -> (tensor<2x3x4xf32>, tensor<2x7x3xf32>) {
+  %0 = train.reduce_max_backward %dy, %x, %y : (tensor<2x1x4xf32>, tensor<2x3x4xf32>, tensor<2x1x4xf32>) -> tensor<2x3x4xf32>
+  %1 = train.gather_backward %dg, %i axis 1 : (tensor<2x5x3xf32>, tensor<5xi32>) -> tensor<2x7x3xf32>
+  return %0, %1 : tensor<2x3x4xf32>, tensor<2x7x3xf32>
+}

@@ -271,3 +271,16 @@ func.func @data_movement(%x: tensor<8x16x2x2xf32>, %m: tensor<8x16xf32>,
   %8 = train.reshape %i : tensor<3xi64> -> tensor<1x3xi64>
   return
 }
+
+// -----
+
+// Tests that reduce_max (keepdims form) and gather round-trip.
+// CHECK-LABEL: func.func @reduce_max_gather
+// CHECK: train.reduce_max %arg0 : tensor<2x3x4xf32> -> tensor<2x1x1xf32>
+// CHECK: train.gather %arg1, %arg2 axis 0 : (tensor<10x4xf32>, tensor<2x5xi64>) -> tensor<2x5x4xf32>
+func.func @reduce_max_gather(%x: tensor<2x3x4xf32>, %t: tensor<10x4xf32>, %i: tensor<2x5xi64>)
+    -> (tensor<2x1x1xf32>, tensor<2x5x4xf32>) {
+  %0 = train.reduce_max %x : tensor<2x3x4xf32> -> tensor<2x1x1xf32>
+  %1 = train.gather %t, %i axis 0 : (tensor<10x4xf32>, tensor<2x5xi64>) -> tensor<2x5x4xf32>
+  return %0, %1 : tensor<2x1x1xf32>, tensor<2x5x4xf32>
+}

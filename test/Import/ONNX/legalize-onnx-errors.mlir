@@ -582,12 +582,14 @@ func.func @squeeze_non_unit(%x: tensor<1x3xf32>) {
 
 // -----
 
-// Tests that Gather on non-constant data is refused: only shape
-// sub-graphs use it.
-func.func @gather_data(%x: tensor<4x3xf32>) {
-  %i = train.constant dense<0> : tensor<i64>
-  // expected-error @+1 {{node 'g' (Gather): Gather on non-constant data is not supported}}
-  %0 = train.onnx_node "Gather"(%x, %i) {node_name = "g", onnx_attrs = {}} : (tensor<4x3xf32>, tensor<i64>) -> tensor<*xf32>
+// Tests that Gather on non-constant data checks constant indices against
+// the axis, and needs integer indices.
+func.func @gather_data(%x: tensor<4x3xf32>, %f: tensor<2xf32>) {
+  %i = train.constant dense<[0, -5]> : tensor<2xi64>
+  // expected-error @+1 {{node 'g' (Gather): index -5 is out of range for axis 0 of size 4}}
+  %0 = train.onnx_node "Gather"(%x, %i) {node_name = "g", onnx_attrs = {}} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{node 'h' (Gather): input 1 (indices) must be int32 or int64, got 'tensor<2xf32>'}}
+  %1 = train.onnx_node "Gather"(%x, %f) {node_name = "h", onnx_attrs = {}} : (tensor<4x3xf32>, tensor<2xf32>) -> tensor<*xf32>
   return
 }
 

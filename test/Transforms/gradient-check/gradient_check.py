@@ -35,6 +35,10 @@ random (seeded by case name), away from kinks: data and parameters are
 standard normal unless a parameter has an initial value in the module,
 which is used instead.
 
+A case may also hold `train.onnx_node` ops (ONNX ops that import as
+compositions of Train ops): it is then legalised first
+(--traincc-legalize-onnx), so the check covers the import too.
+
 Comment directives in a case: `// gradcheck: loss=mse` (append-loss's loss
 option; default auto), `// gradcheck: bn-stats=step` (explicit-training-
 mode's; default micro), `// gradcheck: dtypes=f64,f32` (the --dtype runs
@@ -434,7 +438,11 @@ def evaluate(text, directives, tools, options, seed, work, finite_differences,
         f.write(text)
     loss = directives.get("loss", "auto")
     bn_stats = directives.get("bn-stats", "micro")
-    code, out, err = run([tools["traincc-opt"], path,
+    # Cases of ONNX ops that import as compositions of Train ops (HardSwish,
+    # Pad) are written as train.onnx_node and legalised first.
+    legalize = (["--traincc-legalize-onnx"] if "train.onnx_node" in text
+                else [])
+    code, out, err = run([tools["traincc-opt"], path] + legalize + [
                           "--traincc-append-loss=loss=" + loss,
                           "--traincc-explicit-training-mode=bn-stats=" +
                           bn_stats, "--traincc-autodiff"],

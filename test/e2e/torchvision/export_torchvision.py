@@ -48,7 +48,9 @@ def batch_norms(model):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", choices=["resnet18", "mobilenet_v2"])
+    parser.add_argument("model", choices=[
+        "resnet18", "mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_x0_5",
+        "mnasnet0_5", "densenet121"])
     parser.add_argument("--mode", choices=sorted(MODES), default="train")
     parser.add_argument("--batch", type=int, default=2,
                         help="example batch size (the batch axis is dynamic)")

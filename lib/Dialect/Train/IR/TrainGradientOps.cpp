@@ -304,6 +304,31 @@ LogicalResult AvgPoolBackwardOp::verify() {
       getGrad().getType());
 }
 
+LogicalResult GatherBackwardOp::verify() {
+  RankedTensorType data = getType();
+  if (data.getElementType() != getGrad().getType().getElementType())
+    return emitOpError("element type changes");
+  FailureOr<SmallVector<int64_t>> shape = inferGatherShape(
+      getLoc(), data.getShape(), getIndices().getType().getShape(), getAxis());
+  if (failed(shape))
+    return failure();
+  if (ArrayRef<int64_t>(*shape) != getGrad().getType().getShape())
+    return emitOpError("grad type ")
+           << getGrad().getType() << " is not the gather result of " << data;
+  return success();
+}
+
+LogicalResult ReduceMaxBackwardOp::verify() {
+  if (getGrad().getType() != getOutput().getType())
+    return emitOpError("grad type ")
+           << getGrad().getType() << " differs from the output type "
+           << getOutput().getType();
+  if (getInput().getType() != getType())
+    return emitOpError("result type differs from the input type");
+  return verifyKeptDimsReduction(*this, getInput().getType(),
+                                 getOutput().getType());
+}
+
 LogicalResult SliceBackwardOp::verify() {
   return checkForwardShape(
       *this,

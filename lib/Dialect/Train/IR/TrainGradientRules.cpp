@@ -498,6 +498,35 @@ LogicalResult SliceOp::emitGradient(GradientEmitter &e) {
   return success();
 }
 
+LogicalResult SumToOp::emitGradient(GradientEmitter &e) {
+  Value dy = e.getGradient(getResult());
+  e.addGradient(getInput(), BroadcastToOp::create(e.getBuilder(), getLoc(),
+                                                  getInput().getType(), dy));
+  return success();
+}
+
+LogicalResult BroadcastToOp::emitGradient(GradientEmitter &e) {
+  Value dy = e.getGradient(getResult());
+  e.addGradient(getInput(), e.sumTo(getLoc(), dy, getInput().getType()));
+  return success();
+}
+
+LogicalResult GatherOp::emitGradient(GradientEmitter &e) {
+  Value dy = e.getGradient(getResult());
+  e.addGradient(getData(), GatherBackwardOp::create(
+                               e.getBuilder(), getLoc(), getData().getType(),
+                               dy, getIndices(), getAxisAttr()));
+  return success();
+}
+
+LogicalResult ReduceMaxOp::emitGradient(GradientEmitter &e) {
+  Value dy = e.getGradient(getResult());
+  e.addGradient(getInput(), ReduceMaxBackwardOp::create(
+                                e.getBuilder(), getLoc(), getInput().getType(),
+                                dy, getInput(), getResult()));
+  return success();
+}
+
 LogicalResult IdentityOp::emitGradient(GradientEmitter &e) {
   e.addGradient(getInput(), e.getGradient(getResult()));
   return success();

@@ -559,6 +559,32 @@ LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult
+traincc::train::verifyKeptDimsReduction(Operation *op, RankedTensorType input,
+                                        RankedTensorType reduced) {
+  if (input.getElementType() != reduced.getElementType())
+    return op->emitOpError("element type changes");
+  if (input.getRank() != reduced.getRank())
+    return op->emitOpError("reduced type ")
+           << reduced << " does not have the rank of " << input;
+  for (auto [in, out] : llvm::zip(input.getShape(), reduced.getShape()))
+    if (out != in && out != 1)
+      return op->emitOpError("reduced type ")
+             << reduced << " is not " << input
+             << " with some axes reduced to size 1";
+  return success();
+}
+
+LogicalResult ReduceMaxOp::verify() {
+  return verifyKeptDimsReduction(*this, getInput().getType(), getType());
+}
+
+OpFoldResult ReduceMaxOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
@@ -642,6 +668,34 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     shape[axis] += type.getDimSize(axis);
   }
   types.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+FailureOr<SmallVector<int64_t>>
+traincc::train::inferGatherShape(std::optional<Location> loc,
+                                 ArrayRef<int64_t> data,
+                                 ArrayRef<int64_t> indices, int64_t axis) {
+  int64_t rank = data.size();
+  if (axis < 0 || axis >= rank)
+    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
+                             rank);
+  SmallVector<int64_t> shape(data.take_front(axis));
+  llvm::append_range(shape, indices);
+  llvm::append_range(shape, data.drop_front(axis + 1));
+  return shape;
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  RankedTensorType data = rankedType(adaptor.getData());
+  FailureOr<SmallVector<int64_t>> shape = inferGatherShape(
+      loc, data.getShape(), rankedType(adaptor.getIndices()).getShape(),
+      adaptor.getAxis());
+  if (failed(shape))
+    return failure();
+  types.push_back(RankedTensorType::get(*shape, data.getElementType()));
   return success();
 }
 

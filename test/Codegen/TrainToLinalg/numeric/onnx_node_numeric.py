@@ -157,6 +157,7 @@ CONSTANT_INPUT_TYPES = (onnx.TensorProto.INT64, onnx.TensorProto.INT32,
 # state.
 COMPILE_TIME_INPUTS = {
     "Dropout": (1, 2),
+    "Pad": (2,),
     "Range": (0, 1, 2),
 }
 

@@ -124,11 +124,12 @@ def Train_ReduceSumOp : Train_ComputeOp<"reduce_sum"> {
   let hasFolder = 1;
 }
 
-def Train_SumToOp : Train_Op<"sum_to", [Pure]> {
+def Train_SumToOp : Train_Op<"sum_to", [Train_Differentiable, Pure]> {
   let summary = "sums a broadcast result back to an operand's shape";
   let description = [{
     The adjoint of numpy broadcasting: the result shape must broadcast to
-    the input shape; axes it lacks or holds as 1 are summed.
+    the input shape; axes it lacks or holds as 1 are summed. ONNX ReduceSum
+    and ReduceMean import as one (their gradient is a broadcast_to).
 
     ```mlir
     %db = train.sum_to %dy : tensor<8x16xf32> -> tensor<16xf32>
@@ -141,7 +142,8 @@ def Train_SumToOp : Train_Op<"sum_to", [Pure]> {
   let hasFolder = 1;
 }
 
-def Train_BroadcastToOp : Train_Op<"broadcast_to", [Pure]> {
+def Train_BroadcastToOp
+    : Train_Op<"broadcast_to", [Train_Differentiable, Pure]> {
   let summary = "numpy broadcast to a larger static shape";
   let description = [{
     ```mlir
@@ -384,6 +386,51 @@ def Train_AvgPoolBackwardOp : Train_Op<"avg_pool_backward", [Pure]> {
   let results = (outs Train_FloatTensor:$result);
   let assemblyFormat = [{
     $grad `kernel` $kernel_shape `strides` $strides `pads` $pads attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_ReduceMaxBackwardOp : Train_Op<"reduce_max_backward", [Pure]> {
+  let summary = "spreads reduce_max's gradient evenly over the maxima";
+  let description = [{
+    With `output` = reduce_max(`input`): each input element equal to its
+    maximum gets grad / (number of elements equal to that maximum), the
+    others 0 (PyTorch's amax gradient).
+
+    ```mlir
+    %dx = train.reduce_max_backward %dy, %x, %y
+        : (tensor<8x64x1x1xf32>, tensor<8x64x7x7xf32>, tensor<8x64x1x1xf32>)
+        -> tensor<8x64x7x7xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
+                       Train_FloatTensor:$output);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $output attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Train_GatherBackwardOp : Train_Op<"gather_backward", [Pure]> {
+  let summary = "scatter-adds a gather's gradient into zeros of the data";
+  let description = [{
+    Row v of the result (along `axis`) is the sum of the gradient slices
+    whose index is v: repeated indices (a token used twice) add up.
+
+    ```mlir
+    %dtable = train.gather_backward %dy, %tokens axis 0
+        : (tensor<8x32x64xf32>, tensor<8x32xi64>) -> tensor<1000x64xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad,
+                       StaticShapeTensorOf<[I32, I64]>:$indices,
+                       I64Attr:$axis);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $indices `axis` $axis attr-dict
     `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

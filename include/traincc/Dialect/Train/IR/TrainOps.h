@@ -65,6 +65,18 @@ inferSliceShape(std::optional<mlir::Location> loc, mlir::RankedTensorType input,
                 llvm::ArrayRef<int64_t> starts, llvm::ArrayRef<int64_t> ends,
                 llvm::ArrayRef<int64_t> steps);
 
+/// Result shape of a train.gather of `data` at `indices` along `axis`.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+inferGatherShape(std::optional<mlir::Location> loc,
+                 llvm::ArrayRef<int64_t> data, llvm::ArrayRef<int64_t> indices,
+                 int64_t axis);
+
+/// Checks that `reduced` is `input` with some axes reduced to size 1 (the
+/// keepdims form of a reduction), of the same element type.
+mlir::LogicalResult verifyKeptDimsReduction(mlir::Operation *op,
+                                            mlir::RankedTensorType input,
+                                            mlir::RankedTensorType reduced);
+
 } // namespace traincc::train
 
 #endif // TRAINCC_DIALECT_TRAIN_IR_TRAINOPS_H

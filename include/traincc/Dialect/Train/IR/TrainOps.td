@@ -549,6 +549,26 @@ def Train_GlobalAvgPoolOp
       "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def Train_ReduceMaxOp
+    : Train_Op<"reduce_max", [Train_Differentiable, Pure]> {
+  let summary = "maximum over the axes the result holds as size 1";
+  let description = [{
+    ONNX ReduceMax (keepdims form; the importer reshapes for keepdims 0).
+    The result has the input's rank; each of its axes is the input's size or
+    1, and the axes that become 1 are reduced. NaN propagates, as in
+    PyTorch's amax.
+
+    ```mlir
+    %y = train.reduce_max %x : tensor<8x64x7x7xf32> -> tensor<8x64x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
@@ -644,6 +664,29 @@ def Train_SliceOp : Train_ComputeOp<"slice", [Train_Differentiable]> {
     `:` functional-type(operands, results)
   }];
   let hasFolder = 1;
+}
+
+def Train_GatherOp : Train_ComputeOp<"gather", [Train_Differentiable]> {
+  let summary = "picks slices of `data` along `axis` at run-time indices";
+  let description = [{
+    ONNX Gather on data that is not a constant (an embedding lookup): the
+    result is data's shape with axis `axis` replaced by the indices' shape.
+    Negative indices count from the end; indices out of range are clamped
+    (ONNX leaves them undefined; clamping keeps the trainer's memory safe).
+
+    ```mlir
+    %y = train.gather %table, %tokens axis 0
+        : (tensor<1000x64xf32>, tensor<8x32xi64>) -> tensor<8x32x64xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$data,
+                       StaticShapeTensorOf<[I32, I64]>:$indices,
+                       I64Attr:$axis);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $data `,` $indices `axis` $axis attr-dict
+    `:` functional-type(operands, results)
+  }];
 }
 
 def Train_CastOp
