@@ -29,27 +29,30 @@ BATCH = 64
 
 
 
-def make_data(prefix, steps):
-    """Random images and labels for `steps` batches (and a few spare) in a
-    new temporary folder; returns the folder and the two .npy paths."""
+def make_data(prefix, steps, batch=BATCH, shape=(1, 28, 28)):
+    """Random images of `shape` and labels for `steps` batches (and a few
+    spare) in a new temporary folder; returns the folder and the two .npy
+    paths."""
     work = tempfile.mkdtemp(prefix=prefix)
     rng = np.random.default_rng(0)
-    n = BATCH * (steps + 8)
+    n = batch * (steps + 8)
     data = (os.path.join(work, "x.npy"), os.path.join(work, "y.npy"))
-    np.save(data[0], rng.random((n, 1, 28, 28), dtype=np.float32))
+    np.save(data[0], rng.random((n,) + tuple(shape), dtype=np.float32))
     np.save(data[1], rng.integers(0, 10, n).astype(np.int64))
     return work, data
 
 
-def best_step_times(trainers, data, steps, threads, repeats):
+def best_step_times(trainers, data, steps, threads, repeats, short_steps=2):
     """{name: (seconds per step, peak RSS KiB)} of each trainer: the slope
-    between a 2-step and a (2 + steps)-step run, best of `repeats`, the
-    trainers alternating so that a busy moment does not land on one."""
+    between a `short_steps`-step and a (short_steps + steps)-step run, best
+    of `repeats`, the trainers alternating so that a busy moment does not
+    land on one."""
     best = {name: (float("inf"), 0) for name in trainers}
     for _ in range(repeats):
         for name, trainer in trainers.items():
-            short, _ = run_trainer(trainer, data, 2, threads)
-            long, rss = run_trainer(trainer, data, 2 + steps, threads)
+            short, _ = run_trainer(trainer, data, short_steps, threads)
+            long, rss = run_trainer(trainer, data, short_steps + steps,
+                                    threads)
             step = (long - short) / steps
             if step < best[name][0]:
                 best[name] = (step, rss)

@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""Training-step time and peak memory on the CPU: traincc vs its peers.
+
+For each model (--model, default all) one run times, on the same threads,
+data, initial weights, batch and optimizer (SGD, lr 0.01, momentum 0.9,
+mean cross-entropy):
+
+  traincc             the compiled trainer (compile time reported apart);
+  pytorch 1.13        Debian's PyTorch, eager (/usr/bin/python3);
+  pytorch X eager     a current PyTorch from PyPI, eager;
+  pytorch X compile   the same, the model under torch.compile (Inductor),
+                      compiled and warmed before timing, compile time apart;
+  onnxruntime         ONNX Runtime on-device training (its artifacts from the
+                      same ONNX), where the package installs.
+
+Models: "cnn", the example CNN (examples/fashion_mnist/model.py, batch 64);
+"resnet18", a CIFAR-10 ResNet-18 (3x32x32, 3x3 stem without max pooling,
+batch 128); "mlp", 784-1024-1024-10 (batch 128). Each is built once with
+torch.manual_seed(0) in Debian's PyTorch and exported, in training mode, to
+the ONNX that traincc compiles and ONNX Runtime trains; its state_dict goes
+to an .npz that both PyTorch versions load, so that every peer starts from
+the same weights.
+
+bench/setup-peers.sh installs the current PyTorch and onnxruntime-training
+into virtual environments outside the clone ($TRAINCC_BENCH_VENV, default
+~/.cache/traincc/bench-venv, and that path with -ort); this script runs it
+first (reused: it installs only what is missing; --no-setup skips it). A
+peer that is not installed is skipped with the reason printed.
+
+Each peer runs in its own process, so that its peak resident memory is its
+own (for torch.compile, the compiler's peak is included). PyTorch and ONNX
+Runtime steps are timed one by one after warm-up, and the median is kept.
+The trainer runs its whole loop in one process, so its step is the slope
+between a short and a longer run (start-up and data loading cancel; a mean
+over few steps, not a median), best of --repeats, as in
+bench/cpu_train_step.py.
+ONNX Runtime's generated SGD has no momentum: its step does slightly less.
+"compile s" is traincc's compile, torch.compile's warm-up steps (its
+compile, with a fresh Inductor cache, and first runs) and ONNX Runtime's
+artifact generation and session set-up. The ratios traincc/peer are
+printed last.
+
+Usage: /usr/bin/python3 bench/cpu_peers.py [--model cnn|resnet18|mlp|all]
+           [--threads 2] [--steps S] [--quick] [--repeats R] [--no-setup]
+           [--traincc PATH] [--wait SECONDS]
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+sys.dont_write_bytecode = True
+from cpu_train_step import ROOT, best_step_times, make_data  # noqa: E402
+
+DEBIAN_PYTHON = "/usr/bin/python3"
+VENV = os.environ.get("TRAINCC_BENCH_VENV", os.path.join(
+    os.path.expanduser("~"), ".cache", "traincc", "bench-venv"))
+LR, MOMENTUM = 0.01, 0.9
+
+# batch, input shape, warm-up and timed steps of the PyTorch and ONNX
+# Runtime peers, and the trainer's slope: from a `short`-step run to one
+# `trainer_steps` longer. A ResNet-18 step at batch 128 takes seconds: its
+# counts keep the whole run within about 10 minutes on 2 cores.
+MODELS = {
+    "cnn": dict(batch=64, shape=(1, 28, 28), warmup=3, steps=40, short=2,
+                trainer_steps=20),
+    "resnet18": dict(batch=128, shape=(3, 32, 32), warmup=2, steps=8,
+                     short=1, trainer_steps=6),
+    "mlp": dict(batch=128, shape=(1, 28, 28), warmup=3, steps=40, short=2,
+                trainer_steps=20),
+}
+
+
+# --- the models (only ever called in a child that has torch) ---------------
+
+def build_model(name):
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    if name == "cnn":
+        sys.path.insert(0, os.path.join(ROOT, "examples", "fashion_mnist"))
+        from model import FashionCNN
+        return FashionCNN()
+    if name == "mlp":
+        return nn.Sequential(nn.Flatten(), nn.Linear(784, 1024), nn.ReLU(),
+                             nn.Linear(1024, 1024), nn.ReLU(),
+                             nn.Linear(1024, 10))
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.shortcut = nn.Sequential()
+            if stride != 1 or cin != cout:
+                self.shortcut = nn.Sequential(
+                    nn.Conv2d(cin, cout, 1, stride, bias=False),
+                    nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            out = torch.relu(self.bn1(self.conv1(x)))
+            return torch.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
+
+    class CifarResNet18(nn.Module):
+        """ResNet-18 for 32x32 inputs: a 3x3 stride-1 stem and no max
+        pooling, so the four stages see 32, 16, 8 and 4 pixels."""
+
+        def __init__(self, num_classes=10):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(64)
+            blocks, cin = [], 64
+            for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+                blocks += [BasicBlock(cin, cout, stride),
+                           BasicBlock(cout, cout, 1)]
+                cin = cout
+            self.layers = nn.Sequential(*blocks)
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(512, num_classes)
+
+        def forward(self, x):
+            x = self.layers(torch.relu(self.bn1(self.conv1(x))))
+            return self.fc(torch.flatten(self.pool(x), 1))
+
+    return CifarResNet18()
+
+
+def child_export(name, onnx_path, weights_path):
+    """Debian's PyTorch: the model in training mode to ONNX (as
+    examples/fashion_mnist/export.py) and its state_dict to .npz."""
+    import warnings
+
+    import numpy as np
+    import torch
+
+    warnings.filterwarnings("ignore", message=".*Removing mutation from node")
+    model = build_model(name)
+    np.savez(weights_path, **{k: v.numpy()
+                              for k, v in model.state_dict().items()})
+    model.train()
+    torch.onnx.export(
+        model, torch.randn((2,) + MODELS[name]["shape"]), onnx_path,
+        training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+        opset_version=15, input_names=["input"], output_names=["logits"],
+        dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+    trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+    print(json.dumps({"trainable": trainable}))
+
+
+def batches(x, y, batch):
+    """The i-th batch, in order, as the trainer reads with --no-shuffle."""
+    count = x.shape[0] // batch
+    return lambda i: (x[(i % count) * batch:(i % count + 1) * batch],
+                      y[(i % count) * batch:(i % count + 1) * batch])
+
+
+def timed_steps(step, warmup, steps):
+    """(seconds of the warm-up, median seconds of the steps after it)."""
+    start = time.perf_counter()
+    for i in range(warmup):
+        step(i)
+    warm = time.perf_counter() - start
+    times = []
+    for i in range(steps):
+        start = time.perf_counter()
+        step(warmup + i)
+        times.append(time.perf_counter() - start)
+    return warm, statistics.median(times)
+
+
+def child_torch(name, mode, data, weights, threads, warmup, steps, cache):
+    # Inductor's compile cache in a fresh folder: a cold compile each run.
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(threads)
+    model = build_model(name)
+    model.load_state_dict({k: torch.from_numpy(v)
+                           for k, v in np.load(weights).items()})
+    model.train()
+    forward = torch.compile(model) if mode == "compile" else model
+    opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    batch = batches(torch.from_numpy(np.load(data[0])),
+                    torch.from_numpy(np.load(data[1])), MODELS[name]["batch"])
+
+    def step(i):
+        x, y = batch(i)
+        opt.zero_grad(set_to_none=True)
+        loss_fn(forward(x), y).backward()
+        opt.step()
+
+    warm, median = timed_steps(step, warmup, steps)
+    return {"step": median, "compile": warm if mode == "compile" else None,
+            "version": torch.__version__.split("+")[0]}
+
+
+def child_ort(name, onnx_path, trainable, data, threads, warmup, steps):
+    import numpy as np
+    import onnx
+    import onnxruntime
+    from onnxruntime.training import artifacts
+    from onnxruntime.training.api import CheckpointState, Module, Optimizer
+
+    onnxruntime.set_default_logger_severity(3)
+    model = onnx.load(onnx_path)
+    frozen = [t.name for t in model.graph.initializer
+              if t.name not in trainable]
+    out = os.path.join(os.path.dirname(onnx_path), "ort-" + name)
+    os.makedirs(out, exist_ok=True)
+    start = time.perf_counter()
+    artifacts.generate_artifacts(
+        model, requires_grad=trainable, frozen_params=frozen,
+        loss=artifacts.LossType.CrossEntropyLoss,
+        optimizer=artifacts.OptimType.SGD, artifact_directory=out)
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    state = CheckpointState.load_checkpoint(os.path.join(out, "checkpoint"))
+    # No eval model: the generated one keeps BatchNormalization's training
+    # outputs with training_mode=0, which ORT's own checker rejects.
+    module = Module(os.path.join(out, "training_model.onnx"), state, None,
+                    device="cpu", session_options=options)
+    opt = Optimizer(os.path.join(out, "optimizer_model.onnx"), module)
+    opt.set_learning_rate(LR)
+    module.train()
+    prepare = time.perf_counter() - start
+    batch = batches(np.load(data[0]), np.load(data[1]), MODELS[name]["batch"])
+
+    def step(i):
+        x, y = batch(i)
+        module(x, y)
+        opt.step()
+        module.lazy_reset_grad()
+
+    _, median = timed_steps(step, warmup, steps)
+    return {"step": median, "compile": prepare,
+            "version": onnxruntime.__version__}
+
+
+def child_main(argv):
+    kind, name = argv[0], argv[1]
+    if kind == "export":
+        child_export(name, argv[2], argv[3])
+        return 0
+    spec = json.loads(argv[2])
+    data = spec["data"]
+    if kind == "torch":
+        result = child_torch(name, spec["mode"], data, spec["weights"],
+                             spec["threads"], spec["warmup"], spec["steps"],
+                             os.path.join(spec["work"], "inductor"))
+    else:
+        result = child_ort(name, spec["onnx"], spec["trainable"], data,
+                           spec["threads"], spec["warmup"], spec["steps"])
+    result["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print("RESULT " + json.dumps(result))
+    return 0
+
+
+# --- the parent ------------------------------------------------------------
+
+def run_child(python, kind, name, spec, threads):
+    """The child's result dict, or the reason it gave none."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads),
+               MKL_NUM_THREADS=str(threads), PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([python, os.path.abspath(__file__), "--child", kind,
+                           name, json.dumps(spec)], env=env,
+                          capture_output=True, text=True)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    lines = (proc.stderr or proc.stdout).strip().splitlines()
+    return "failed: " + (lines[-1] if lines else f"exit {proc.returncode}")
+
+
+def peer_pythons(setup):
+    """{peer kind: interpreter or the reason there is none}."""
+    if setup:
+        subprocess.run(["sh", os.path.join(ROOT, "bench", "setup-peers.sh")],
+                       stdout=sys.stderr)
+    found = {}
+    for kind, python, probe in (
+            ("torch", os.path.join(VENV, "bin", "python"), "import torch"),
+            ("ort", os.path.join(VENV + "-ort", "bin", "python"),
+             "import onnxruntime.training.api")):
+        ok = os.path.exists(python) and subprocess.run(
+            [python, "-c", probe], capture_output=True).returncode == 0
+        found[kind] = python if ok else (
+            f"not installed in {os.path.dirname(os.path.dirname(python))} "
+            "(see bench/setup-peers.sh and its output)")
+    return found
+
+
+def bench_model(name, args, pythons):
+    """[(peer, result dict or skip reason)] for one model."""
+    cfg = MODELS[name]
+    steps = args.steps or (2 if args.quick else cfg["steps"])
+    trainer_steps = args.steps or (1 if args.quick else cfg["trainer_steps"])
+    short = 1 if args.quick else cfg["short"]
+    warmup = 1 if args.quick else cfg["warmup"]
+    work, data = make_data(f"bench-peers-{name}-",
+                           max(steps + warmup + 1, trainer_steps + short),
+                           cfg["batch"], cfg["shape"])
+    try:
+        return run_peers(name, args, pythons, work, data,
+                         dict(steps=steps, trainer_steps=trainer_steps,
+                              short=short, warmup=warmup))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_peers(name, args, pythons, work, data, plan):
+    """bench_model's rows, its data and exports in `work`."""
+    cfg = MODELS[name]
+    steps, warmup = plan["steps"], plan["warmup"]
+    onnx_path = os.path.join(work, name + ".onnx")
+    weights = os.path.join(work, name + ".npz")
+    export = subprocess.run([DEBIAN_PYTHON, os.path.abspath(__file__),
+                             "--child", "export", name, onnx_path, weights],
+                            check=True, capture_output=True, text=True)
+    trainable = json.loads(export.stdout.strip().splitlines()[-1])["trainable"]
+    rows = []
+
+    trainer = os.path.join(work, "trainer")
+    while not os.access(args.traincc, os.X_OK) and args.wait > 0:
+        time.sleep(10)  # a rebuild in progress
+        args.wait -= 10
+    start = time.perf_counter()
+    compiled = subprocess.run(
+        [args.traincc, onnx_path, "--batch-size", str(cfg["batch"]),
+         "--momentum", str(MOMENTUM), "--target", "cpu", "-o", trainer],
+        capture_output=True, text=True) if os.access(args.traincc, os.X_OK) \
+        else None
+    compile_s = time.perf_counter() - start
+    if compiled is None:
+        rows.append(("traincc", f"skipped: no {args.traincc}"))
+    elif compiled.returncode != 0:
+        lines = compiled.stderr.strip().splitlines()
+        rows.append(("traincc", "compile failed: " +
+                     (lines[0] if lines else str(compiled.returncode))))
+    else:
+        step, rss = best_step_times({"traincc": trainer}, data,
+                                    plan["trainer_steps"], args.threads,
+                                    args.repeats, plan["short"])["traincc"]
+        rows.append(("traincc", {"step": step, "rss": rss,
+                                 "compile": compile_s}))
+
+    spec = dict(data=data, weights=weights, onnx=onnx_path, work=work,
+                trainable=trainable, threads=args.threads, warmup=warmup,
+                steps=steps)
+    result = run_child(DEBIAN_PYTHON, "torch", name, dict(spec, mode="eager"),
+                       args.threads)
+    rows.append((f"pytorch {result['version']} eager"
+                 if isinstance(result, dict) else "pytorch 1.13 eager",
+                 result))
+    for mode in ("eager", "compile"):
+        python = pythons["torch"]
+        if not os.path.isabs(python):
+            rows.append((f"pytorch (PyPI) {mode}", "skipped: " + python))
+            continue
+        # torch.compile's warm-up is its compile: one more step for it.
+        result = run_child(python, "torch", name,
+                           dict(spec, mode=mode, warmup=warmup + 1)
+                           if mode == "compile" else dict(spec, mode=mode),
+                           args.threads)
+        label = (f"pytorch {result['version']} {mode}"
+                 if isinstance(result, dict) else f"pytorch (PyPI) {mode}")
+        rows.append((label, result))
+    if not os.path.isabs(pythons["ort"]):
+        rows.append(("onnxruntime training", "skipped: " + pythons["ort"]))
+    else:
+        result = run_child(pythons["ort"], "ort", name, spec, args.threads)
+        rows.append((f"onnxruntime {result['version']} training"
+                     if isinstance(result, dict) else "onnxruntime training",
+                     result))
+    return rows
+
+
+def print_model(name, rows, threads):
+    cfg = MODELS[name]
+    print(f"\n{name}: batch {cfg['batch']}, input {'x'.join(map(str, cfg['shape']))}"
+          f", SGD lr {LR} momentum {MOMENTUM}, {threads} thread(s)")
+    print(f"  {'':30} {'step ms':>9} {'images/s':>9} {'peak MiB':>9} "
+          f"{'compile s':>9}")
+    for peer, r in rows:
+        if not isinstance(r, dict):
+            print(f"  {peer:30} {r}")
+            continue
+        comp = f"{r['compile']:9.1f}" if r.get("compile") is not None else ""
+        print(f"  {peer:30} {r['step'] * 1e3:9.1f} "
+              f"{cfg['batch'] / r['step']:9.1f} {r['rss'] / 1024:9.1f} {comp}")
+    sys.stdout.flush()
+
+
+def print_ratios(results):
+    """traincc/peer time and peak memory, one line per model and peer."""
+    print("\nratios traincc/peer (time x, peak memory x; below 1: traincc "
+          "better)")
+    for name, rows in results:
+        ours = dict(rows).get("traincc")
+        for peer, r in rows[1:]:
+            if isinstance(ours, dict) and isinstance(r, dict):
+                cell = (f"{ours['step'] / r['step']:6.2f}x time "
+                        f"{ours['rss'] / r['rss']:6.2f}x memory")
+            else:
+                cell = "   n/a"
+            print(f"  {name:9} {peer:30} {cell}")
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        return child_main(sys.argv[2:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", choices=sorted(MODELS) + ["all"],
+                        default="all")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=0,
+                        help="steps timed per peer (default: per model)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke test: 2 steps after 1 warm-up, the "
+                        "trainer's slope over 1 step")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="trainer runs, best kept (default 1)")
+    parser.add_argument("--no-setup", action="store_true",
+                        help="do not run bench/setup-peers.sh")
+    parser.add_argument("--traincc", default=os.path.join(ROOT, "build", "bin",
+                                                          "traincc"))
+    parser.add_argument("--wait", type=int, default=0, metavar="SECONDS",
+                        help="wait this long for a missing --traincc to "
+                        "appear (a rebuild in progress)")
+    args = parser.parse_args()
+
+    pythons = peer_pythons(not args.no_setup)
+    names = list(MODELS) if args.model == "all" else [args.model]
+    results = []
+    for name in names:
+        rows = bench_model(name, args, pythons)
+        print_model(name, rows, args.threads)
+        results.append((name, rows))
+    print_ratios(results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
