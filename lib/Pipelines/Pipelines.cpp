@@ -196,6 +196,10 @@ void traincc::buildCPULowerToLLVMPipeline(
   vectorize.vectorWidth = vectorWidth;
   vectorize.f16c = cpuHasFeature(options.cpu, "f16c");
   pm.addPass(createVectorizeContractionsPass(vectorize));
+  // Max pooling's rows (2x2 windows, stride 2) as loads and shuffles.
+  VectorizeInterleavedWindowsPassOptions windows;
+  windows.vectorWidth = vectorWidth;
+  pm.addPass(createVectorizeInterleavedWindowsPass(windows));
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

@@ -185,6 +185,43 @@ def VectorizeContractionsPass
   ];
 }
 
+def VectorizeInterleavedWindowsPass
+    : Pass<"traincc-vectorize-interleaved-windows", "mlir::ModuleOp"> {
+  let summary = "Vectorizes window ops whose rows interleave their window "
+                "offsets (2x2 stride-2 pooling) with loads and shuffles";
+  let description = [{
+    A `linalg.generic` on buffers whose body is lane-by-lane arithmetic
+    (`arith`, `math`, `linalg.index`) and that has a parallel loop `v` and a
+    short loop `k` (2 to 4 long) such that some operand walks memory as one
+    row `len(k) * v + k` (max pooling's input with 2x2 windows and stride 2,
+    its gradient's output, the winners' search), every other operand being
+    contiguous along `v` only, along `k` only, or along neither, becomes a
+    loop nest over the other loops and over chunks of `vector-width` (or,
+    for short rows, fewer) lanes of `v`: each row operand is one contiguous
+    masked load of `len(k) * lanes` elements split into its `len(k)` phases
+    by `vector.shuffle`, the body runs once per phase on vectors (in the
+    order of `k`, which must come after every other reduction loop), and a
+    row output is interleaved back by shuffles and stored contiguously; an
+    output along `v` only (a reduction over `k`) is stored once per chunk.
+    Elements are read and written through flat views of the buffers
+    (`memref.extract_strided_metadata`, `memref.reinterpret_cast`).
+
+    Run it after `traincc-outline-parallel-loops`, before
+    `convert-linalg-to-loops`.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector (16: AVX-512)">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def LowerParallelCallsPass
     : Pass<"traincc-lower-parallel-calls", "mlir::ModuleOp"> {
   let summary = "Turns calls of outlined parallel bodies into "
