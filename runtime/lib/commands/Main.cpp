@@ -48,10 +48,14 @@ void explainIllegalInstructions(const traincc_model *model) {
 /// A training step allocates and frees the same large temporaries every
 /// time. glibc serves blocks over 128 KiB with mmap and returns them with
 /// munmap, so every step would fault in fresh zeroed pages; keeping them in
-/// the heap lets the next step reuse them.
+/// the heap lets the next step reuse them. M_MMAP_THRESHOLD cannot go above
+/// 32 MiB (glibc refuses larger values), and a ResNet's temporaries are
+/// larger: no mmap at all (M_MMAP_MAX 0) keeps every block in the heap, and
+/// no trimming (-1) keeps the heap's top, which can exceed any fixed
+/// threshold at the end of a large step, for the next one.
 void keepLargeBlocksInHeap() {
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, -1);
 }
 
 } // namespace
