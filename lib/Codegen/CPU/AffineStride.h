@@ -1,7 +1,8 @@
 //===- AffineStride.h - how an index moves with one loop --------*- C++ -*-===//
 //
 // Shared by the CPU passes that look at how loop nests walk memory
-// (OrderLoopsForVectorization, VectorizeContractions).
+// (OrderLoopsForVectorization, VectorizeContractions, PackConvolutionWindows,
+// VectorizeInterleavedWindows).
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,7 @@
 #define TRAINCC_LIB_CODEGEN_CPU_AFFINESTRIDE_H
 
 #include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineMap.h"
 
 #include <optional>
 
@@ -41,6 +43,24 @@ inline std::optional<int64_t> strideOf(mlir::AffineExpr expr, unsigned dim) {
     // floordiv/mod/ceildiv: not a fixed stride.
     return (*lhs == 0 && *rhs == 0) ? std::optional<int64_t>(0) : std::nullopt;
   }
+}
+
+/// How an operand's indexing map moves with loop `dim` when it is the
+/// innermost loop: not at all, by one element along its last (unit-stride)
+/// dimension, or otherwise.
+enum class Access { Invariant, Contiguous, Strided };
+
+inline Access accessOf(mlir::AffineMap map, unsigned dim) {
+  unsigned last = map.getNumResults();
+  for (unsigned i = 0; i < last; ++i) {
+    std::optional<int64_t> stride = strideOf(map.getResult(i), dim);
+    if (stride && *stride == 0)
+      continue;
+    if (i + 1 != last || !stride || *stride != 1)
+      return Access::Strided;
+    return Access::Contiguous;
+  }
+  return Access::Invariant;
 }
 
 } // namespace traincc::cpu

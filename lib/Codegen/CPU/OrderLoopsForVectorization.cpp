@@ -24,28 +24,11 @@ namespace traincc {
 using namespace mlir;
 using namespace traincc;
 
+using traincc::cpu::Access;
+using traincc::cpu::accessOf;
 using traincc::cpu::strideOf;
 
 namespace {
-
-/// How `dim` moves through one operand's memory when it is the innermost
-/// loop.
-enum class Access { Invariant, Contiguous, Strided };
-
-Access accessOf(AffineMap map, unsigned dim) {
-  unsigned last = map.getNumResults();
-  Access access = Access::Invariant;
-  for (unsigned i = 0; i < last; ++i) {
-    std::optional<int64_t> stride = strideOf(map.getResult(i), dim);
-    if (stride && *stride == 0)
-      continue;
-    if (i + 1 == last && stride && *stride == 1 && access == Access::Invariant)
-      access = Access::Contiguous;
-    else
-      return Access::Strided;
-  }
-  return access;
-}
 
 /// Higher is better: every contiguous operand helps, the stored output
 /// twice as much as a loaded input; strided ones hurt as much.

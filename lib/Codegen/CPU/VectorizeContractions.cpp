@@ -58,27 +58,11 @@ using namespace mlir;
 
 using traincc::cpu::isLowPrecision;
 using traincc::cpu::isMultiplyAdd;
+using traincc::cpu::Access;
+using traincc::cpu::accessOf;
 using traincc::cpu::strideOf;
 
 namespace {
-
-/// How an operand's indexing map moves with loop `dim`: not at all, by one
-/// element along its last (unit-stride) dimension, or otherwise.
-enum class Access { Invariant, Contiguous, Other };
-
-Access accessOf(AffineMap map, unsigned dim) {
-  unsigned last = map.getNumResults();
-  Access access = Access::Invariant;
-  for (unsigned i = 0; i < last; ++i) {
-    std::optional<int64_t> stride = strideOf(map.getResult(i), dim);
-    if (stride && *stride == 0)
-      continue;
-    if (i + 1 != last || !stride || *stride != 1)
-      return Access::Other;
-    access = Access::Contiguous;
-  }
-  return access;
-}
 
 /// Whether `type`'s innermost stride is one (identity or strided layout).
 bool unitInnermostStride(MemRefType type) {
@@ -485,7 +469,7 @@ struct VectorizeContractionsPass
           op.getMatchingIndexingMap(op.getDpsInputOperand(0)), inner);
       Access in1 = accessOf(
           op.getMatchingIndexingMap(op.getDpsInputOperand(1)), inner);
-      if (in0 == Access::Other || in1 == Access::Other)
+      if (in0 == Access::Strided || in1 == Access::Strided)
         continue;
       if (reduceInner ? (out != Access::Invariant ||
                          in0 != Access::Contiguous || in1 != Access::Contiguous)
