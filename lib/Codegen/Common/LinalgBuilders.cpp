@@ -161,6 +161,18 @@ AffineMap keptAxesMap(int64_t rank, ArrayRef<int64_t> axes,
   return AffineMap::get(rank, 0, exprs, context);
 }
 
+void reductionLoops(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes,
+                    SmallVectorImpl<utils::IteratorType> &iterators,
+                    SmallVectorImpl<int64_t> &keptShape) {
+  for (int64_t i = 0, rank = shape.size(); i < rank; ++i) {
+    bool reduced = llvm::is_contained(axes, i);
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (!reduced)
+      keptShape.push_back(shape[i]);
+  }
+}
+
 Value sumOver(OpBuilder &b, Location loc, ValueRange inputs,
               ArrayRef<AffineMap> maps, ArrayRef<int64_t> shape,
               ArrayRef<int64_t> axes, Type accType, ScalarBodyFn term) {
@@ -168,13 +180,7 @@ Value sumOver(OpBuilder &b, Location loc, ValueRange inputs,
   int64_t rank = shape.size();
   SmallVector<int64_t> keptShape;
   SmallVector<utils::IteratorType> iterators;
-  for (int64_t i = 0; i < rank; ++i) {
-    bool reduced = llvm::is_contained(axes, i);
-    iterators.push_back(reduced ? utils::IteratorType::reduction
-                                : utils::IteratorType::parallel);
-    if (!reduced)
-      keptShape.push_back(shape[i]);
-  }
+  reductionLoops(shape, axes, iterators, keptShape);
   Value init = zeroTensor(b, loc, keptShape, accType);
   SmallVector<AffineMap> allMaps(maps);
   allMaps.push_back(keptAxesMap(rank, axes, context));

@@ -284,13 +284,7 @@ struct ReduceMaxLowering : OpConversionPattern<train::ReduceMaxOp> {
         reducedAxes(input.getShape(), resultType.getShape());
     SmallVector<int64_t> kept;
     SmallVector<utils::IteratorType> iterators;
-    for (int64_t i = 0; i < rank; ++i) {
-      bool reduced = llvm::is_contained(axes, i);
-      iterators.push_back(reduced ? utils::IteratorType::reduction
-                                  : utils::IteratorType::parallel);
-      if (!reduced)
-        kept.push_back(input.getDimSize(i));
-    }
+    reductionLoops(input.getShape(), axes, iterators, kept);
     Value init = filledTensor(rewriter, loc, kept, negativeInfinity(element));
     Value maxima = linalg::GenericOp::create(
                        rewriter, loc, TypeRange{init.getType()},

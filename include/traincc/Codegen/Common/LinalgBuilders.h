@@ -95,6 +95,13 @@ mlir::AffineMap channelMap(int64_t rank, mlir::MLIRContext *context);
 mlir::AffineMap keptAxesMap(int64_t rank, llvm::ArrayRef<int64_t> axes,
                             mlir::MLIRContext *context);
 
+/// The iterator types of a reduction of `shape` over `axes` (reduction
+/// there, parallel elsewhere) and the shape of the axes it keeps.
+void reductionLoops(llvm::ArrayRef<int64_t> shape,
+                    llvm::ArrayRef<int64_t> axes,
+                    llvm::SmallVectorImpl<mlir::utils::IteratorType> &iterators,
+                    llvm::SmallVectorImpl<int64_t> &keptShape);
+
 /// Sums `term(operand scalars)` over the `axes` of the iteration space
 /// `shape` (operands read through `maps`) into a zero-initialised
 /// `accType` tensor of the other axes.
