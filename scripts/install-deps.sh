@@ -15,6 +15,8 @@ PKGS=(
   libonnx-testdata dataset-fashion-mnist
   libgtest-dev libgmock-dev zlib1g-dev
   clang clang-14 libclang-rt-14-dev
+  # Data-parallel tests: mpirun and libmpi.so.40, which trainers dlopen.
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one command that sets up and runs every traincc test suite, from a
 # fresh Debian 12 machine to a verdict:
-#   1. scripts/install-deps.sh   (Debian packages; a no-op when present)
+#   1. scripts/install-deps.sh   (Debian packages; a no-op when present),
+#      scripts/setup-framework-venvs.sh (TensorFlow, JAX: pip, outside the clone)
 #   2. scripts/build.sh          (configure + build into build/)
 #   3. lit: ninja -C build check-traincc (dialect, importer and e2e tests)
 #   4. ctest --test-dir build    (only when unit tests are registered)
@@ -36,6 +37,12 @@ if ! scripts/install-deps.sh; then
   echo "test.sh: installing dependencies failed" >&2
   finish
 fi
+
+# TensorFlow, JAX and their exporters for test/e2e/frameworks (about a
+# minute the first time, a no-op after); without them those tests are
+# UNSUPPORTED, so a failure here fails nothing.
+section "framework environments"
+scripts/setup-framework-venvs.sh || echo "test.sh: some framework environments are missing" >&2
 
 section "build"
 if ! scripts/build.sh; then

@@ -52,3 +52,28 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # of the example need.
 if os.path.isfile("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz"):
     config.available_features.add("fashion-mnist")
+
+# The framework environments of scripts/setup-framework-venvs.sh
+# (%tf_python, %jax_python, %torch_python: a current PyTorch); the tests of
+# test/e2e/frameworks that need one are UNSUPPORTED without it. Packages are
+# looked for, not imported (TensorFlow takes seconds to import).
+import glob
+
+
+def add_framework_venv(feature, substitution, env, default, packages):
+    venv = os.environ.get(env) or os.path.expanduser(default)
+    python = os.path.join(venv, "bin", "python")
+    config.substitutions.append((substitution, python))
+    sites = glob.glob(os.path.join(venv, "lib", "python3*", "site-packages"))
+    if os.path.exists(python) and sites and all(
+            os.path.isdir(os.path.join(sites[0], p)) for p in packages):
+        config.available_features.add(feature)
+
+
+add_framework_venv("tf-venv", "%tf_python", "TRAINCC_TF_VENV",
+                   "~/.cache/traincc/tf-venv", ["tensorflow", "tf2onnx", "onnx"])
+add_framework_venv("jax-venv", "%jax_python", "TRAINCC_JAX_VENV",
+                   "~/.cache/traincc/jax-venv",
+                   ["jax", "flax", "optax", "jax2onnx", "onnx"])
+add_framework_venv("torch-current", "%torch_python", "TRAINCC_BENCH_VENV",
+                   "~/.cache/traincc/bench-venv", ["torch", "onnx", "onnxscript"])

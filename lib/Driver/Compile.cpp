@@ -3,7 +3,11 @@
 #include "traincc/Driver/Compile.h"
 
 #include "CompileTiming.h"
+#include "MemoryBudget.h"
+#include "MemoryReport.h"
 #include "TrainerDescription.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 #include "traincc/Codegen/CPU/EmitObject.h"
 #include "traincc/Dialect/Train/IR/TrainOps.h"
@@ -367,11 +371,14 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
   buildCPULowerToLLVMPipeline(pm, cpuOptions);
   if (failed(pm.run(module)) || failed(bindKernels(module, *description)))
     return 1;
+  if (options.report)
+    printMemoryReport(*description, llvm::outs());
   stage.emplace(timing, "LLVM optimisation and code generation");
 
   ObjectOptions objectOptions;
   objectOptions.cpu = options.cpu;
   objectOptions.optLevel = options.optLevel;
+  objectOptions.jobs = options.jobs;
   if (options.emit != EmitKind::Exe) {
     std::string error;
     auto output = openOutputFile(options.outputPath, &error);
@@ -386,22 +393,23 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
     return 0;
   }
 
-  SmallString<128> objectPath;
-  if (options.targetCPU) {
-    objectPath = workDir.path();
-    llvm::sys::path::append(objectPath, "kernels.o");
-    std::error_code error;
-    llvm::raw_fd_ostream object(objectPath, error);
-    if (error) {
-      llvm::errs() << "traincc: error: cannot write '" << objectPath
-                   << "': " << error.message() << "\n";
-      return 1;
-    }
-    if (failed(emitHostCode(module, objectOptions, false, object)))
-      return 1;
-  }
+  SmallVector<std::string> objects;
+  SmallVector<ObjectPartTiming> partTimings;
+  if (options.targetCPU &&
+      failed(emitHostObjects(module, objectOptions, workDir.path(), objects,
+                             &partTimings)))
+    return 1;
+  stage.reset();
+  // Each part's balance, under the stage that ran them in parallel.
+  if (timing.enabled())
+    for (auto [index, part] : llvm::enumerate(partTimings))
+      llvm::errs() << llvm::formatv(
+          "traincc: timing:   LLVM part {0} of {1}: {2} functions, "
+          "optimisation {3:f3} s, code generation {4:f3} s\n",
+          index + 1, partTimings.size(), part.functions, part.optimizeSeconds,
+          part.codegenSeconds);
   stage.emplace(timing, "link (descriptor, runtime, system linker)");
-  return failed(linkTrainer(*description, objectPath, workDir.path(),
+  return failed(linkTrainer(*description, objects, workDir.path(),
                             options.outputPath))
              ? 1
              : 0;
@@ -412,6 +420,12 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
 int traincc::runCompile(const CompileOptions &options) {
   if (!validateOptions(options))
     return 1;
+  // The budget picks --batch-size and --accum-steps, then compiles as if
+  // they had been given.
+  if (!options.training.memoryBudget.empty()) {
+    std::optional<CompileOptions> budgeted = applyMemoryBudget(options);
+    return budgeted ? runCompile(*budgeted) : 1;
+  }
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);

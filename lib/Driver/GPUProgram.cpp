@@ -254,6 +254,14 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
     if (auto bytes = func->getAttrOfType<IntegerAttr>("train.workspace_bytes"))
       program.workspaceBytes =
           std::max<uint64_t>(program.workspaceBytes, bytes.getInt());
+    StepMemory &memory = program.memory;
+    if (auto bytes = func->getAttrOfType<IntegerAttr>("train.workspace_bytes"))
+      (name == "micro_step"   ? memory.microStep
+       : name == "apply_step" ? memory.applyStep
+                              : memory.evalStep) = bytes.getInt();
+    if (auto saved =
+            func->getAttrOfType<IntegerAttr>("train.saved_activation_bytes"))
+      memory.savedActivations = saved.getInt();
   }
   return program;
 }

@@ -2,6 +2,8 @@
 
 #include "TrainerDescription.h"
 
+#include "traincc/Codegen/Common/MemoryPlan.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/Support/MathExtras.h"
@@ -170,6 +172,8 @@ traincc::describeTrainer(ModuleOp module, const CompileOptions &options) {
   auto tensorType = [](Type type) { return cast<RankedTensorType>(type); };
   description.input = {nameOf(eval.getArgAttrDict(0), "input"),
                        tensorType(eval.getArgumentTypes()[0])};
+  if (auto limit = eval.getArgAttrOfType<IntegerAttr>(0, "train.id_limit"))
+    description.input.idLimit = limit.getInt();
   if (hasTarget)
     description.target =
         IOTensor{"target", tensorType(eval.getArgumentTypes()[1])};
@@ -206,6 +210,10 @@ LogicalResult traincc::bindKernels(ModuleOp module,
       return module.emitError("lowering produced no ") << kernel.name;
     unsigned next = 0;
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      if (func.getArgAttr(i, codegen::kWorkspaceArgAttrName)) {
+        kernel.binding->push_back({Role::Workspace, 0});
+        continue;
+      }
       auto state =
           func.getArgAttrOfType<FlatSymbolRefAttr>(i, "train.state");
       if (state) {
@@ -221,6 +229,17 @@ LogicalResult traincc::bindKernels(ModuleOp module,
     }
     if (next != kernel.roles.size())
       return func.emitError("unexpected kernel signature");
+    // The plan of the step's temporaries (none: no workspace).
+    StepMemory &memory = description.cpuMemory;
+    uint64_t &workspace = kernel.name == "micro_step"   ? memory.microStep
+                          : kernel.name == "apply_step" ? memory.applyStep
+                                                        : memory.evalStep;
+    if (auto bytes =
+            func->getAttrOfType<IntegerAttr>(codegen::kWorkspaceBytesAttrName))
+      workspace = bytes.getInt();
+    if (auto saved =
+            func->getAttrOfType<IntegerAttr>(codegen::kSavedBytesAttrName))
+      memory.savedActivations = saved.getInt();
     // Kernel symbols must not collide with anything the runtime defines.
     func.setSymName(("traincc_kernel_" + kernel.name).str());
     SmallVector<DictionaryAttr> noAttrs(func.getNumArguments(),
@@ -231,6 +250,10 @@ LogicalResult traincc::bindKernels(ModuleOp module,
   }
   for (auto param : llvm::to_vector(module.getOps<train::ParamOp>()))
     param.erase();
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+    for (NamedAttribute attr : llvm::to_vector(func->getDiscardableAttrs()))
+      if (attr.getName().strref().starts_with("train."))
+        func->removeDiscardableAttr(attr.getName());
   for (NamedAttribute attr : llvm::to_vector(module->getAttrs()))
     if (attr.getName().strref().starts_with("train."))
       module->removeAttr(attr.getName());

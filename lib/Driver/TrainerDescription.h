@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,6 +44,9 @@ struct StateTensor {
 struct IOTensor {
   std::string name;
   mlir::RankedTensorType type;
+  /// Integer inputs: ids lie in [0, idLimit) (the importer's
+  /// `train.id_limit`); 0 when unbounded or not integer.
+  int64_t idLimit = 0;
 };
 
 /// What an argument of a lowered kernel receives.
@@ -57,10 +61,23 @@ struct KernelArgument {
     Step,
     Loss,   // out: scalar (micro_step) or per-sample (eval_step)
     Output, // out: the model output
+    Workspace, // the step's planned temporaries (ModelABI.h workspace)
   };
   Role role;
   /// For State: index into TrainerDescription::state.
   unsigned stateIndex = 0;
+};
+
+/// The static memory plan of one target's step functions
+/// (traincc_memory_plan): each step's workspace, and the part of
+/// micro_step's that holds forward values saved for the backward pass.
+struct StepMemory {
+  uint64_t microStep = 0, applyStep = 0, evalStep = 0;
+  uint64_t savedActivations = 0;
+  /// The one workspace the runtime allocates for all three steps.
+  uint64_t workspace() const {
+    return std::max({microStep, applyStep, evalStep});
+  }
 };
 
 /// One argument of a GPU kernel launch (traincc_gpu_arg).
@@ -86,6 +103,7 @@ struct GPUProgram {
   /// ptxas output for `arch`; empty without the CUDA toolkit.
   std::string cubin;
   uint64_t workspaceBytes = 0;
+  StepMemory memory;
   std::vector<GPULaunch> microStep, applyStep, evalStep;
   /// The launches' bytes and FLOPs (--report, `info`).
   std::optional<StepCosts> costs;
@@ -113,6 +131,8 @@ struct TrainerDescription {
   std::vector<KernelArgument> microStep, applyStep, evalStep;
   /// Whether the trainer has CPU kernels (--target cpu).
   bool hasCPU = true;
+  /// The CPU steps' workspaces (traincc-plan-step-memory).
+  StepMemory cpuMemory;
   /// The CPU loop nests' bytes and FLOPs (--report, `info`).
   std::optional<StepCosts> cpuCosts;
   /// The CUDA kernels, when the trainer has them (--target cuda).
@@ -155,10 +175,10 @@ mlir::FailureOr<std::string> assemblePTX(llvm::StringRef ptx,
 
 /// Writes the descriptor source, the initial state and the model bytes into
 /// `workDir`, compiles them with the system C++ compiler and links them
-/// with `kernelObject` and the runtime into `outputPath`. Prints
+/// with `kernelObjects` and the runtime into `outputPath`. Prints
 /// "traincc: error: ..." and returns failure on any problem.
 mlir::LogicalResult linkTrainer(const TrainerDescription &description,
-                                llvm::StringRef kernelObject,
+                                llvm::ArrayRef<std::string> kernelObjects,
                                 llvm::StringRef workDir,
                                 llvm::StringRef outputPath);
 

@@ -164,6 +164,8 @@ std::string cArgument(const TrainerDescription &d, const KernelArgument &arg) {
     return "static_cast<void *>(loss)";
   case Role::Output:
     return "output";
+  case Role::Workspace:
+    return "workspace";
   }
   return "";
 }
@@ -188,7 +190,7 @@ void emitIOTensor(llvm::raw_ostream &os, StringRef field, const IOTensor &t,
                   unsigned index) {
   os << "  ." << field << " = {" << quote(t.name) << ", "
      << abiDtype(t.type.getElementType()) << ", " << t.type.getRank()
-     << ", ioShape" << index << "},\n";
+     << ", ioShape" << index << ", " << t.idLimit << "},\n";
 }
 
 /// The launch plan of one step function as C++ tables.
@@ -229,6 +231,14 @@ std::string stepCosts(const std::optional<StepCosts> &costs) {
   return text;
 }
 
+/// A traincc_memory_plan initializer.
+std::string memoryPlan(const StepMemory &memory) {
+  return llvm::formatv("{{{0}u, {1}u, {2}u, {3}u}", memory.microStep,
+                       memory.applyStep, memory.evalStep,
+                       memory.savedActivations)
+      .str();
+}
+
 /// traincc_gpu_program `gpuProgram`, its PTX and cubin in blobs.S.
 void emitGPUProgram(llvm::raw_ostream &os, const GPUProgram &gpu) {
   emitGPUPlan(os, "microStep", gpu.microStep);
@@ -248,6 +258,7 @@ void emitGPUProgram(llvm::raw_ostream &os, const GPUProgram &gpu) {
      << "  .apply_step = " << plan("applyStep", gpu.applyStep) << ",\n"
      << "  .eval_step = " << plan("evalStep", gpu.evalStep) << ",\n"
      << "  .costs = " << stepCosts(gpu.costs) << ",\n"
+     << "  .memory = " << memoryPlan(gpu.memory) << ",\n"
      << "};\n\n";
 }
 
@@ -290,11 +301,13 @@ void emitStateTable(llvm::raw_ostream &os, const TrainerDescription &d) {
 
 /// The CPU step functions of ModelABI.h over the generated kernels.
 void emitCPUSteps(llvm::raw_ostream &os, const TrainerDescription &d) {
-  os << "void microStep(uint8_t *state, uint8_t *, const void *input, "
+  os << "void microStep(uint8_t *state, uint8_t *workspace, "
+        "const void *input, "
         "const void *target, float gradScale, uint64_t seed, float *loss) "
         "{\n";
   emitKernelCall(os, d, "micro_step", d.microStep);
-  os << "}\n\nvoid applyStep(uint8_t *state, uint8_t *, float lr, int64_t "
+  os << "}\n\nvoid applyStep(uint8_t *state, uint8_t *workspace, float lr, "
+        "int64_t "
         "step) {\n";
   emitKernelCall(os, d, "apply_step", d.applyStep);
   // eval_step's kernel reads targets and writes losses unconditionally;
@@ -308,7 +321,7 @@ void emitCPUSteps(llvm::raw_ostream &os, const TrainerDescription &d) {
      << std::max<uint64_t>(targetBytes, 1)
      << "] = {};\nalignas(64) float spareLosses["
      << d.input.type.getDimSize(0) << "];\n\n"
-     << "void evalStep(uint8_t *state, uint8_t *, const void *input, "
+     << "void evalStep(uint8_t *state, uint8_t *workspace, const void *input, "
         "const void *target, void *output, float *loss) {\n"
      << "  if (!target)\n    target = noTarget;\n"
      << "  if (!loss)\n    loss = spareLosses;\n";
@@ -349,13 +362,13 @@ void emitModelDescriptor(llvm::raw_ostream &os, const TrainerDescription &d,
   if (d.target)
     emitIOTensor(os, "target", *d.target, 1);
   else
-    os << "  .target = {\"\", TRAINCC_DTYPE_F32, 0, nullptr},\n";
+    os << "  .target = {\"\", TRAINCC_DTYPE_F32, 0, nullptr, 0},\n";
   emitIOTensor(os, "output", d.output, 2);
   os << "  .num_state = " << d.state.size() << ",\n"
      << "  .state = stateTable,\n"
      << "  .state_bytes = " << d.stateBytes << "u,\n"
      << "  .initial_state = traincc_initial_state_blob,\n"
-     << "  .workspace_bytes = 0,\n"
+     << "  .workspace_bytes = " << d.cpuMemory.workspace() << "u,\n"
      << "  .onnx_model = traincc_onnx_model_blob,\n"
      << "  .onnx_model_bytes = " << onnxBytes << "u,\n"
      << "  .micro_step = " << (d.hasCPU ? "microStep" : "nullptr") << ",\n"
@@ -364,6 +377,7 @@ void emitModelDescriptor(llvm::raw_ostream &os, const TrainerDescription &d,
      << "  .target_cpu = " << quote(d.hasCPU ? d.targetCPU : "") << ",\n"
      << "  .gpu = " << (d.gpu ? "&gpuProgram" : "nullptr") << ",\n"
      << "  .cpu_costs = " << stepCosts(d.cpuCosts) << ",\n"
+     << "  .cpu_memory = " << memoryPlan(d.cpuMemory) << ",\n"
      << "};\n\n";
 }
 
@@ -433,7 +447,8 @@ LogicalResult writeFile(StringRef path, StringRef contents) {
 } // namespace
 
 LogicalResult traincc::linkTrainer(const TrainerDescription &d,
-                                   StringRef kernelObject, StringRef workDir,
+                                   ArrayRef<std::string> kernelObjects,
+                                   StringRef workDir,
                                    StringRef outputPath) {
   auto inWorkDir = [&](StringRef name) {
     SmallString<256> path(workDir);
@@ -497,8 +512,11 @@ LogicalResult traincc::linkTrainer(const TrainerDescription &d,
   std::string output = outputPath.str();
   SmallVector<StringRef> args = {*compiler,   "-std=c++20", "-O2",
                                  includeFlag, sourcePath,   blobPath};
-  if (!kernelObject.empty())
-    args.push_back(kernelObject);
+  // gold writes the weight blobs' hundreds of megabytes faster than BFD ld.
+  if (llvm::sys::findProgramByName("ld.gold"))
+    args.push_back("-fuse-ld=gold");
+  for (const std::string &object : kernelObjects)
+    args.push_back(object);
   // -ldl: the CUDA backend opens libcuda.so.1 at run time.
   args.append({runtimeMain, runtime, "-static-libstdc++", "-static-libgcc",
                "-pthread", "-lz", "-lm", "-ldl", "-o", output});

@@ -172,9 +172,6 @@ static void addWidenLowPrecisionPasses(OpPassManager &pm) {
 
 void traincc::buildCPULowerToLLVMPipeline(
     OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
-  // Temporaries of a step are freed within the step.
-  bufferization::BufferDeallocationPipelineOptions dealloc;
-  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   // Kernels: every linalg op as a loop nest whose innermost loop LLVM can
   // vectorize, the large ones split across the trainer's threads.
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
@@ -184,8 +181,18 @@ void traincc::buildCPULowerToLLVMPipeline(
   pm.addPass(createPackConvolutionWindowsPass(pack));
   pm.addPass(createCollapseContiguousLoopsPass());
   pm.addPass(createOrderLoopsForVectorizationPass());
-  if (options.threads)
+  // Every temporary (the packed convolution windows too) in one workspace
+  // the runtime allocates once; before outlining, so that a loop nest's
+  // buffers stay alive for its whole parallel call. Deallocation then has
+  // only what a step does not own left to free.
+  pm.addPass(createPlanStepMemoryPass());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  if (options.threads) {
     pm.addPass(createOutlineParallelLoopsPass());
+    // Repeated blocks' kernels are generated and compiled once.
+    pm.addPass(createShareIdenticalKernelsPass());
+  }
   // Convolutions and matmuls (f32, or bf16/f16 with f32 accumulation) as
   // register-tiled loops over vectors; vdpbf16ps for bf16 dot products
   // where the CPU has AVX512-BF16. An f16 operand is widened with F16C;

@@ -26,6 +26,36 @@ FlatSymbolRefAttr paramSymbolOf(Value value) {
   return nullptr;
 }
 
+/// Module attribute saying that the running variance takes the biased batch
+/// variance (Keras, Flax and the ONNX specification) rather than PyTorch's
+/// unbiased one; the importer sets it from the model's producer.
+constexpr llvm::StringLiteral kRunningVarianceAttrName =
+    "train.bn_running_variance";
+
+/// `variance * (1 - 1 / (count * batches))` (batches: a 0-d tensor, or
+/// none for 1): the biased variance that bn_running_update, which corrects
+/// by n / (n - 1), turns back into itself.
+Value cancelBesselCorrection(OpBuilder &builder, Location loc, Value variance,
+                             int64_t count, Value batches) {
+  auto type = cast<RankedTensorType>(variance.getType());
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
+  auto scalar = [&](double value) -> Value {
+    return train::ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(
+            scalarType, builder.getFloatAttr(type.getElementType(), value)));
+  };
+  Value factor = scalar(double(count - 1) / double(count));
+  if (batches) {
+    Value n =
+        train::MulOp::create(builder, loc, scalar(double(count)), batches);
+    factor = train::SubOp::create(
+        builder, loc, scalar(1.0),
+        train::DivOp::create(builder, loc, scalar(1.0), n));
+  }
+  return train::MulOp::create(builder, loc, variance, factor);
+}
+
 struct ExplicitTrainingModePass
     : public traincc::impl::ExplicitTrainingModePassBase<
           ExplicitTrainingModePass> {
@@ -87,6 +117,9 @@ struct ExplicitTrainingModePass
       apply = *applyOr;
     }
 
+    auto convention =
+        module->getAttrOfType<StringAttr>(kRunningVarianceAttrName);
+    biasedRunningVariance = convention && convention.getValue() == "biased";
     for (train::BatchNormOp bn : norms) {
       FlatSymbolRefAttr mean = paramSymbolOf(bn.getRunningMean());
       FlatSymbolRefAttr var = paramSymbolOf(bn.getRunningVar());
@@ -116,7 +149,10 @@ struct ExplicitTrainingModePass
                << count << " for input " << inputType;
       if (bnStats == BNStatsMode::Micro)
         train::BNRunningUpdateOp::create(
-            builder, loc, mean, var, batchMean, batchVar,
+            builder, loc, mean, var, batchMean,
+            biasedRunningVariance
+                ? cancelBesselCorrection(builder, loc, batchVar, count, Value())
+                : batchVar,
             /*batches=*/Value(), /*skip_if=*/Value(), bn.getMomentumAttr(),
             builder.getI64IntegerAttr(count));
       else
@@ -179,6 +215,8 @@ struct ExplicitTrainingModePass
     Value pooledVar = train::SubOp::create(
         builder, loc, pooledSquare,
         train::MulOp::create(builder, loc, pooledMean, pooledMean));
+    if (biasedRunningVariance)
+      pooledVar = cancelBesselCorrection(builder, loc, pooledVar, count, n);
     // f32 statistics of an f16/bf16 model: in its running statistics' type.
     Type runningType = bn.getRunningMean().getType();
     if (pooledMean.getType() != runningType) {
@@ -193,6 +231,8 @@ struct ExplicitTrainingModePass
     train::ZeroOp::create(builder, loc, squareSum);
     train::ZeroOp::create(builder, loc, batches);
   }
+
+  bool biasedRunningVariance = false;
 
   /// Evaluation form: running statistics, no dropout.
   void rewriteEvaluation(func::FuncOp func) {

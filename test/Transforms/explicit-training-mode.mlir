@@ -186,6 +186,35 @@ module {
   }
 }
 
+// -----
+
+// Tests that a model whose framework updates the running variance with the
+// biased batch variance (module attribute from the importer: tf2onnx and
+// jax2onnx models) gets it scaled by (n - 1) / n = 1 - 1/40 before the
+// update, which corrects by n / (n - 1).
+// CHECK-LABEL: module @biased
+// CHECK: %[[MEAN:.*]], %[[VAR:.*]] = train.bn_stats
+// CHECK: %[[FACTOR:.*]] = train.constant dense<9.750000e-01> : tensor<f32>
+// CHECK: %[[BIASED:.*]] = train.mul %[[VAR]], %[[FACTOR]]
+// CHECK: train.bn_running_update @bn.running_mean, @bn.running_var, %[[MEAN]], %[[BIASED]] momentum 0.00999999977 count 40
+module @biased attributes {train.bn_running_variance = "biased"} {
+  train.param @bn.weight trainable : tensor<3xf32>
+  train.param @bn.bias trainable : tensor<3xf32>
+  train.param @bn.running_mean running_mean : tensor<3xf32>
+  train.param @bn.running_var running_var : tensor<3xf32>
+  func.func @loss(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32> {
+    %g = train.read_param @bn.weight : tensor<3xf32>
+    %b = train.read_param @bn.bias : tensor<3xf32>
+    %m = train.read_param @bn.running_mean : tensor<3xf32>
+    %v = train.read_param @bn.running_var : tensor<3xf32>
+    %y = train.batch_norm %x, %g, %b, %m, %v epsilon 1.0e-03 momentum 1.0e-02 : (tensor<2x3x4x5xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x5xf32>
+    return %y : tensor<2x3x4x5xf32>
+  }
+  func.func @eval_step(%x: tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32> {
+    return %x : tensor<2x3x4x5xf32>
+  }
+}
+
 //--- step.mlir
 
 // Tests that bn-stats=step accumulates each micro-batch's mean, mean of
@@ -335,6 +364,39 @@ module {
   }
   // expected-error @+1 {{@apply_step must be a function with a body and the type '(f32, i64) -> ()' (lr, step)}}
   func.func private @apply_step(f32, i64)
+}
+
+// -----
+
+// Tests that with the biased running-variance convention the pooled
+// variance of K micro-batches of 8 values is scaled by 1 - 1/(8 K) before
+// the update.
+// STEP-LABEL: module @biased_step
+// STEP: func.func @apply_step
+// STEP: %[[N:.*]] = train.read_param @bn.running_mean.pooled_count : tensor<f32>
+// STEP: %[[PV:.*]] = train.sub
+// STEP: %[[COUNT:.*]] = train.constant dense<8.000000e+00> : tensor<f32>
+// STEP: %[[VALUES:.*]] = train.mul %[[COUNT]], %[[N]]
+// STEP: %[[INV:.*]] = train.div %{{.*}}, %[[VALUES]]
+// STEP: %[[FACTOR:.*]] = train.sub %{{.*}}, %[[INV]]
+// STEP: %[[BIASED:.*]] = train.mul %[[PV]], %[[FACTOR]]
+// STEP: train.bn_running_update @bn.running_mean, @bn.running_var, %{{.*}}, %[[BIASED]] momentum {{.*}} count 8 batches %[[N]]
+module @biased_step attributes {train.bn_running_variance = "biased"} {
+  train.param @bn.weight trainable : tensor<3xf32>
+  train.param @bn.bias trainable : tensor<3xf32>
+  train.param @bn.running_mean running_mean : tensor<3xf32>
+  train.param @bn.running_var running_var : tensor<3xf32>
+  func.func @loss(%x: tensor<8x3xf32>) -> tensor<8x3xf32> {
+    %g = train.read_param @bn.weight : tensor<3xf32>
+    %b = train.read_param @bn.bias : tensor<3xf32>
+    %m = train.read_param @bn.running_mean : tensor<3xf32>
+    %v = train.read_param @bn.running_var : tensor<3xf32>
+    %y = train.batch_norm %x, %g, %b, %m, %v epsilon 1.0e-03 momentum 1.0e-02 : (tensor<8x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<8x3xf32>
+    return %y : tensor<8x3xf32>
+  }
+  func.func @eval_step(%x: tensor<8x3xf32>) -> tensor<8x3xf32> {
+    return %x : tensor<8x3xf32>
+  }
 }
 
 //--- unknown-bn-stats.mlir

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Checks the layers of the trainer runtime (runtime/CMakeLists.txt):
-#   support < formats < data < exec < loop < commands
+#   support < formats < data < exec < distributed < loop < commands
 # Every source and header lives in the folder of its layer, under
 # RUNTIME/include/traincc/runtime/<layer>/ or RUNTIME/lib/<layer>/, and
 # includes runtime headers of its own layer or lower ones only, so that
@@ -14,7 +14,8 @@ import os
 import re
 import sys
 
-LAYERS = ["support", "formats", "data", "exec", "loop", "commands"]
+LAYERS = ["support", "formats", "data", "exec", "distributed", "loop",
+          "commands"]
 RANK = {name: rank for rank, name in enumerate(LAYERS)}
 CONTRACT = "traincc/runtime/ModelABI.h"
 INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]')

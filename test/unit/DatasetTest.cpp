@@ -234,3 +234,36 @@ TEST(DatasetTest, FillsBatchesAndChecksBuffers) {
   EXPECT_THAT(errorOf(data->fillBatch(three, 3, batch)),
               HasSubstr("3 samples for a batch of 2 rows"));
 }
+
+// Tests that int64 ids (a model with an integer input) stay int64 in the
+// batch, which the step functions then read through inputData(); padding
+// rows hold id 0, and a validation split keeps them.
+TEST(DatasetTest, HoldsIntegerIds) {
+  Int64Tensor ids;
+  ids.shape = {5, 3};
+  ids.source = "ids.npy";
+  for (int64_t i = 0; i < 15; ++i)
+    ids.data.push_back(100 + i);
+  Expected<Dataset> data = Dataset::withLabels(ids, labels(5, 2), 2);
+  ASSERT_OK(data);
+  EXPECT_TRUE(data->integerInputs());
+  EXPECT_EQ(data->inputSource(), "ids.npy");
+  EXPECT_EQ(data->sampleElements(), 3);
+  MicroBatch batch = data->makeBatch(2);
+  EXPECT_TRUE(batch.inputs.empty());
+  ASSERT_EQ(batch.inputIds.size(), 6u);
+  EXPECT_EQ(batch.inputData(),
+            static_cast<const void *>(batch.inputIds.data()));
+  EXPECT_NO_ERROR(fillEvalBatch(*data, 2, batch));
+  EXPECT_EQ(batch.realRows, 1);
+  EXPECT_EQ(batch.inputIds, (std::vector<int64_t>{112, 113, 114, 0, 0, 0}));
+  Expected<std::pair<Dataset, Dataset>> split = data->splitValidation(0.4);
+  ASSERT_OK(split);
+  EXPECT_TRUE(split->second.integerInputs());
+  EXPECT_EQ(split->second.inputIdRow(0)[0], 109);
+  // Float datasets keep their float rows.
+  MicroBatch floats = labeled(3).makeBatch(2);
+  EXPECT_TRUE(floats.inputIds.empty());
+  EXPECT_EQ(floats.inputData(),
+            static_cast<const void *>(floats.inputs.data()));
+}

@@ -95,6 +95,11 @@ static cl::opt<unsigned> optLevel(
              "(default -O3; -O1 compiles faster for quick iterations, and "
              "its trainer runs slower)"),
     cl::Prefix, cl::init(3), cl::cat(category));
+static cl::opt<unsigned> jobs(
+    "jobs",
+    cl::desc("Threads that optimise and compile the CPU kernels with LLVM "
+             "(default 0: every core); the code is the same for any count"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<bool> timing(
     "timing",
     cl::desc("Print each compile stage's wall time and the peak memory at "
@@ -200,6 +205,7 @@ static std::optional<traincc::CompileOptions> collectOptions() {
   options.report = report;
   options.timing = timing;
   options.optLevel = optLevel;
+  options.jobs = jobs;
   options.printWeights = printWeights;
   using namespace traincc;
   TrainingOptions &t = options.training;

@@ -75,6 +75,8 @@ struct CompileOptions {
   bool timing = false;
   /// LLVM optimisation level of the CPU kernels, 0 to 3 (-O).
   unsigned optLevel = 3;
+  /// Threads for LLVM's optimisation and code generation; 0: every core.
+  unsigned jobs = 0;
   TrainingOptions training;
   /// Print full initial values in emitted MLIR instead of eliding tensors
   /// of more than 16 elements.

@@ -75,6 +75,12 @@ def ExplicitTrainingModePass
     and updates the running statistics once per optimizer step, in
     `@apply_step(lr: f32, step: i64)`, from the pooled statistics of all
     micro-batches: the statistics of the whole effective batch.
+
+    The running variance takes the unbiased batch variance (PyTorch), or
+    the biased one when the module has `train.bn_running_variance =
+    "biased"` (set by the importer for Keras and Flax models: their
+    BatchNorm, like the ONNX specification's, updates with the biased
+    variance): the variance is scaled by (n - 1) / n before the update.
   }];
   let options = [
     Option<"bnStats", "bn-stats", "::traincc::BNStatsMode",

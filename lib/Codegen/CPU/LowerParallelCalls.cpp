@@ -11,6 +11,9 @@
 // [begin, end). The runtime returns once every chunk is done, so the
 // context may live on the stack.
 //
+// Functions outlined from ops too small to split (traincc.serial_body)
+// stay direct calls; they are marked noinline here.
+//
 //===----------------------------------------------------------------------===//
 
 #include "traincc/Codegen/CPU/Passes.h"
@@ -62,6 +65,11 @@ struct LowerParallelCallsPass
     : public traincc::impl::LowerParallelCallsPassBase<LowerParallelCallsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Outlined serial kernels stay calls: inlined back, they would make
+    // the step functions as long for LLVM as before outlining.
+    for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+      if (func->hasAttr(kSerialBodyAttrName))
+        func.setNoInline(true);
     SmallVector<LLVM::CallOp> calls;
     module.walk([&](LLVM::CallOp call) {
       auto callee = call.getCallee();
@@ -102,8 +110,12 @@ struct LowerParallelCallsPass
         fieldTypes.push_back(operand.getType());
       auto contextType = LLVM::LLVMStructType::getLiteral(ctx, fieldTypes);
       LLVM::LLVMFuncOp &thunk = thunks[body];
-      if (!thunk)
+      if (!thunk) {
         thunk = buildThunk(moduleBuilder, body, contextType);
+        // Only its thunk calls the body now: LLVM inlines it there and
+        // drops it, instead of compiling the same loops twice.
+        body.setLinkage(LLVM::Linkage::Internal);
+      }
 
       // The context lives in the caller's entry block, so a call inside a
       // loop does not grow the stack.

@@ -100,7 +100,8 @@ struct OutlineParallelLoopsPass
     for (int64_t range : ranges)
       work *= range;
     std::optional<unsigned> dim = pickParallelLoop(op, ranges);
-    if (work < minWork || !dim)
+    bool parallel = work >= minWork && dim;
+    if (!parallel && !outlineSerial)
       return success();
 
     // Arguments: the op's operands, then the values its body uses from
@@ -127,17 +128,20 @@ struct OutlineParallelLoopsPass
     for (Value value : captured)
       argTypes.push_back(value.getType());
     Type indexType = builder.getIndexType();
-    argTypes.append({indexType, indexType});
+    if (parallel)
+      argTypes.append({indexType, indexType});
 
     // The body function, next to its parent.
     OpBuilder moduleBuilder(parent);
     moduleBuilder.setInsertionPointAfter(parent);
-    std::string name =
-        (parent.getSymName() + "_par" + Twine(counter++)).str();
+    std::string name = (parent.getSymName() + (parallel ? "_par" : "_seq") +
+                        Twine(counter++))
+                           .str();
     auto body = func::FuncOp::create(moduleBuilder, loc, name,
                                      builder.getFunctionType(argTypes, {}));
     body.setPrivate();
-    body->setAttr(kParallelBodyAttrName, UnitAttr::get(ctx));
+    body->setAttr(parallel ? kParallelBodyAttrName : kSerialBodyAttrName,
+                  UnitAttr::get(ctx));
     DenseMap<Value, int> rootUses;
     for (Value value : captured)
       ++rootUses[rootBuffer(value)];
@@ -154,6 +158,13 @@ struct OutlineParallelLoopsPass
     for (auto [value, arg] : llvm::zip(captured, entry->getArguments()))
       mapping.map(value, arg);
     Operation *whole = bodyBuilder.clone(*op, mapping);
+    SmallVector<Value> operands(captured.begin(), captured.end());
+    if (!parallel) {
+      func::ReturnOp::create(bodyBuilder, loc);
+      func::CallOp::create(builder, loc, body, operands);
+      op->erase();
+      return success();
+    }
     Value begin = entry->getArgument(captured.size());
     Value end = entry->getArgument(captured.size() + 1);
     SmallVector<OpFoldResult> offsets(ranges.size(), bodyBuilder.getIndexAttr(0));
@@ -171,7 +182,6 @@ struct OutlineParallelLoopsPass
     func::ReturnOp::create(bodyBuilder, loc);
 
     // The call over the whole range.
-    SmallVector<Value> operands(captured.begin(), captured.end());
     operands.push_back(arith::ConstantIndexOp::create(builder, loc, 0));
     operands.push_back(
         arith::ConstantIndexOp::create(builder, loc, ranges[*dim]));

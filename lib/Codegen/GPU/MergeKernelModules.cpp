@@ -1,6 +1,7 @@
 //===- MergeKernelModules.cpp - one gpu.module for all kernels ------------===//
 
 #include "traincc/Codegen/GPU/Passes.h"
+#include "traincc/Codegen/Common/StructuralKey.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -91,15 +92,24 @@ struct MergeKernelModulesPass
     Block &mergedBody = merged.getBodyRegion().front();
     SymbolTable mergedSymbols(merged);
 
+    // Kernels equal up to their names (repeated blocks, the forward
+    // kernels micro_step and eval_step share) are compiled once: each old
+    // module name maps to the kernel its launches use.
+    llvm::StringMap<StringAttr> firstOfKind;
+    DenseMap<StringAttr, StringAttr> kernelFor;
     for (gpu::GPUModuleOp source : sources) {
-      StringRef moduleName = source.getName();
+      StringAttr moduleName = source.getNameAttr();
       for (Operation &op : llvm::make_early_inc_range(
                source.getBodyRegion().front().getOperations())) {
         if (auto kernel = dyn_cast<gpu::GPUFuncOp>(op)) {
           // Old module names are unique; kernel names repeat across them.
           kernel.setName(moduleName);
           alignWorkgroupBuffers(kernel);
-          kernel->moveBefore(&mergedBody, mergedBody.end());
+          auto [first, inserted] = firstOfKind.try_emplace(
+              codegen::structuralKey(kernel), moduleName);
+          kernelFor[moduleName] = first->second;
+          if (inserted)
+            kernel->moveBefore(&mergedBody, mergedBody.end());
           continue;
         }
         auto symbol = dyn_cast<SymbolOpInterface>(op);
@@ -118,9 +128,13 @@ struct MergeKernelModulesPass
       }
     }
     WalkResult walk = module.walk([&](gpu::LaunchFuncOp launch) {
-      StringAttr old = launch.getKernelModuleName();
-      launch.setKernelAttr(SymbolRefAttr::get(merged.getNameAttr(),
-                                              {FlatSymbolRefAttr::get(old)}));
+      StringAttr kernel = kernelFor.lookup(launch.getKernelModuleName());
+      if (!kernel) {
+        launch.emitError("launch of a kernel no gpu.module defines");
+        return WalkResult::interrupt();
+      }
+      launch.setKernelAttr(SymbolRefAttr::get(
+          merged.getNameAttr(), {FlatSymbolRefAttr::get(kernel)}));
       return failed(checkLaunchLimits(launch)) ? WalkResult::interrupt()
                                                : WalkResult::advance();
     });

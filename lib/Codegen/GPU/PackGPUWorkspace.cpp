@@ -5,12 +5,15 @@
 // after another on one stream, a temporary is live only from the first
 // kernel that touches it to the last one, and temporaries whose lives do
 // not overlap can share memory. Packing them here, at kernel granularity,
-// is exact: no later pass reorders or fuses the launches.
+// is exact: no later pass reorders or fuses the launches. The placement is
+// the planner the CPU steps use too (MemoryPlan.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "traincc/Codegen/Common/BufferUtils.h"
+#include "traincc/Codegen/Common/MemoryPlan.h"
 #include "traincc/Codegen/GPU/Passes.h"
+#include "traincc/Dialect/Train/IR/TrainOps.h"
 
 
 #include "mlir/IR/Matchers.h"
@@ -25,18 +28,6 @@ using namespace mlir;
 using namespace traincc;
 
 namespace {
-
-/// One temporary: its planned offset identifies it; its life is the range
-/// of launches (indices in the function body) that view it.
-struct Temporary {
-  int64_t bytes = 0;
-  int64_t first = 0, last = 0;
-  int64_t packedOffset = 0;
-
-  int64_t alignedBytes() const {
-    return llvm::alignTo(std::max<int64_t>(bytes, 1), kGPUWorkspaceAlignment);
-  }
-};
 
 /// The workspace argument of a prepared step function, if any.
 BlockArgument workspaceArgument(func::FuncOp func) {
@@ -54,19 +45,22 @@ struct PackGPUWorkspacePass
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal() && !func.isPrivate())
-        if (failed(pack(func)))
+        if (failed(pack(getOperation(), func)))
           return signalPassFailure();
   }
 
-  LogicalResult pack(func::FuncOp func) {
+  LogicalResult pack(ModuleOp module, func::FuncOp func) {
     BlockArgument workspace = workspaceArgument(func);
     if (!workspace)
       return success();
     // Each view of the workspace, by the top-level op it is in.
-    llvm::MapVector<int64_t, Temporary> temporaries;
+    llvm::MapVector<int64_t, codegen::PlannedBuffer> temporaries;
     SmallVector<memref::ViewOp> views;
+    // The temporaries each top-level op views, by offset, and its position.
+    DenseMap<Operation *, std::pair<int64_t, SmallVector<int64_t>>> uses;
     int64_t position = 0;
     for (Operation &top : func.getBody().front()) {
+      uses[&top].first = position;
       WalkResult walk = top.walk([&](memref::ViewOp view) {
         if (view.getSource() != workspace)
           return WalkResult::advance();
@@ -80,13 +74,14 @@ struct PackGPUWorkspacePass
         }
         int64_t bytes = codegen::staticByteSize(type);
         auto [it, inserted] =
-            temporaries.try_emplace(offset.getSExtValue(), Temporary());
-        Temporary &t = it->second;
+            temporaries.try_emplace(offset.getSExtValue());
+        codegen::PlannedBuffer &t = it->second;
         t.bytes = std::max(t.bytes, bytes);
         if (inserted)
           t.first = position;
         t.last = position;
         views.push_back(view);
+        uses[&top].second.push_back(offset.getSExtValue());
         return WalkResult::advance();
       });
       if (walk.wasInterrupted())
@@ -96,7 +91,15 @@ struct PackGPUWorkspacePass
       if (!isa<memref::ViewOp, arith::ConstantOp>(top))
         ++position;
     }
-    int64_t workspaceBytes = assignOffsets(temporaries);
+    std::optional<int64_t> backward =
+        backwardStart(module, func, temporaries, uses);
+    SmallVector<codegen::PlannedBuffer> buffers;
+    for (auto &entry : temporaries)
+      buffers.push_back(entry.second);
+    int64_t workspaceBytes =
+        codegen::planArena(buffers, kGPUWorkspaceAlignment);
+    for (auto [entry, planned] : llvm::zip(temporaries, buffers))
+      entry.second.offset = planned.offset;
 
     OpBuilder builder(func.getContext());
     for (memref::ViewOp view : views) {
@@ -106,7 +109,7 @@ struct PackGPUWorkspacePass
       Operation *old = view.getByteShift().getDefiningOp();
       view.getByteShiftMutable().assign(arith::ConstantIndexOp::create(
           builder, view.getLoc(),
-          temporaries[offset.getSExtValue()].packedOffset));
+          temporaries[offset.getSExtValue()].offset));
       if (old->use_empty())
         old->erase();
     }
@@ -116,43 +119,54 @@ struct PackGPUWorkspacePass
     SmallVector<Type> inputs(func.getArgumentTypes());
     inputs[workspace.getArgNumber()] = type;
     func.setType(builder.getFunctionType(inputs, func.getResultTypes()));
-    func->setAttr("train.workspace_bytes",
+    func->setAttr(codegen::kWorkspaceBytesAttrName,
                   builder.getI64IntegerAttr(workspaceBytes));
+    if (backward)
+      func->setAttr(codegen::kSavedBytesAttrName,
+                    builder.getI64IntegerAttr(codegen::bytesLiveAcross(
+                        buffers, *backward, kGPUWorkspaceAlignment)));
     return success();
   }
 
-  /// First fit in order of first use: each temporary takes the lowest
-  /// aligned offset where it overlaps no temporary alive at the same time.
-  /// Returns the workspace size.
-  int64_t assignOffsets(llvm::MapVector<int64_t, Temporary> &temporaries) {
-    SmallVector<Temporary *> order;
-    for (auto &[offset, t] : temporaries)
-      order.push_back(&t);
-    llvm::stable_sort(order, [](const Temporary *a, const Temporary *b) {
-      return a->first < b->first;
-    });
-    int64_t size = 0;
-    SmallVector<Temporary *> placed;
-    for (Temporary *t : order) {
-      // The ranges of the placed temporaries that overlap t's life, by
-      // offset.
-      SmallVector<std::pair<int64_t, int64_t>> busy;
-      for (Temporary *other : placed)
-        if (other->last >= t->first && other->first <= t->last)
-          busy.push_back({other->packedOffset,
-                          other->packedOffset + other->alignedBytes()});
-      llvm::sort(busy);
-      int64_t candidate = 0;
-      for (auto [begin, end] : busy) {
-        if (candidate + t->alignedBytes() <= begin)
-          break;
-        candidate = std::max(candidate, end);
-      }
-      t->packedOffset = candidate;
-      size = std::max(size, candidate + t->alignedBytes());
-      placed.push_back(t);
+  /// As traincc-plan-step-memory decides it on the CPU: for a step that
+  /// accumulates gradients, the launch where the loss starts, from which
+  /// on the backward pass runs. The loss reaches its out-parameter through
+  /// a copy kernel from one temporary (whose first launch starts the loss)
+  /// or is written there directly.
+  std::optional<int64_t> backwardStart(
+      ModuleOp module, func::FuncOp func,
+      llvm::MapVector<int64_t, codegen::PlannedBuffer> &temporaries,
+      DenseMap<Operation *, std::pair<int64_t, SmallVector<int64_t>>> &uses) {
+    Value loss;
+    bool accumulatesGradients = false;
+    for (BlockArgument arg : func.getArguments()) {
+      unsigned i = arg.getArgNumber();
+      if (auto name = func.getArgAttrOfType<StringAttr>(i, "train.name"))
+        if (name.getValue() == "loss")
+          loss = arg;
+      if (auto state =
+              func.getArgAttrOfType<FlatSymbolRefAttr>(i, "train.state"))
+        if (auto param = module.lookupSymbol<train::ParamOp>(state))
+          accumulatesGradients |= param.getKind() == train::ParamKind::Gradient;
     }
-    return size;
+    if (!loss || !accumulatesGradients)
+      return std::nullopt;
+    Block &body = func.getBody().front();
+    Operation *first = nullptr, *last = nullptr;
+    for (Operation *user : loss.getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (!first || top->isBeforeInBlock(first))
+        first = top;
+      if (!last || last->isBeforeInBlock(top))
+        last = top;
+    }
+    if (!first)
+      return std::nullopt;
+    auto &[lastPosition, lastViews] = uses[last];
+    if (llvm::SmallDenseSet<int64_t>(lastViews.begin(), lastViews.end())
+            .size() == 1)
+      return temporaries[lastViews.front()].first;
+    return uses[first].first;
   }
 };
 

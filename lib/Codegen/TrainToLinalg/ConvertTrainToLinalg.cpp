@@ -38,7 +38,7 @@ struct ConvertTrainToLinalgPass
     // import scaffolding are not this pass's business.
     target.addIllegalOp<ConvOp, BatchNormOp, GemmOp, MatMulOp, AddOp, SubOp,
                         MulOp, DivOp, MaximumOp, MinimumOp, ReluOp, LeakyReluOp,
-                        ClipOp, SigmoidOp, TanhOp, DropoutOp, SoftmaxOp,
+                        ClipOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, DropoutOp, SoftmaxOp,
                         LogSoftmaxOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp,
                         ReduceMaxOp, ReshapeOp, FlattenOp, TransposeOp,
                         ConcatOp, SliceOp, GatherOp, IdentityOp, ConstantOp,
@@ -51,6 +51,7 @@ struct ConvertTrainToLinalgPass
         MSEBackwardOp, ReduceSumOp, SumToOp, BroadcastToOp, ConvBackwardDataOp,
         ConvBackwardFilterOp, BatchNormBackwardOp, ReluBackwardOp,
         LeakyReluBackwardOp, ClipBackwardOp, SigmoidBackwardOp, TanhBackwardOp,
+        ErfBackwardOp,
         SoftmaxBackwardOp, LogSoftmaxBackwardOp, MaxPoolBackwardOp,
         AvgPoolBackwardOp, SliceBackwardOp, ReduceMaxBackwardOp,
         GatherBackwardOp, BNStatsOp, BNApplyOp, DropoutMaskOp>();

@@ -125,6 +125,23 @@ struct TanhLowering : ElementwiseLowering<TanhLowering, train::TanhOp> {
   }
 };
 
+struct SqrtLowering : ElementwiseLowering<SqrtLowering, train::SqrtOp> {
+  using ElementwiseLowering::ElementwiseLowering;
+  static Value build(OpBuilder &b, Location loc, train::SqrtOp,
+                     ValueRange args) {
+    return math::SqrtOp::create(b, loc, args[0]);
+  }
+};
+
+// math.erf: libm's erf/erff on the CPU, libdevice's on the GPU.
+struct ErfLowering : ElementwiseLowering<ErfLowering, train::ErfOp> {
+  using ElementwiseLowering::ElementwiseLowering;
+  static Value build(OpBuilder &b, Location loc, train::ErfOp,
+                     ValueRange args) {
+    return math::ErfOp::create(b, loc, args[0]);
+  }
+};
+
 // Rounds to nearest even (arith.truncf's default); f16 <-> bf16 through f32.
 struct CastLowering : ElementwiseLowering<CastLowering, train::CastOp> {
   using ElementwiseLowering::ElementwiseLowering;
@@ -283,7 +300,7 @@ void traincc::codegen::populateElementwisePatterns(
                BinaryLowering<train::MinimumOp, arith::MinimumFOp>,
                // loss * scale, a 0-d product.
                ScaleLossLowering, ReluLowering,
-               LeakyReluLowering, ClipLowering, SigmoidLowering, TanhLowering,
+               LeakyReluLowering, ClipLowering, SigmoidLowering, TanhLowering, SqrtLowering, ErfLowering,
                CastLowering,
                ForwardOperandLowering<train::IdentityOp>,
                ForwardOperandLowering<train::DropoutOp>, ConstantLowering,

@@ -425,6 +425,22 @@ struct TanhBackwardLowering
   }
 };
 
+struct ErfBackwardLowering
+    : ElementwiseLowering<ErfBackwardLowering, train::ErfBackwardOp> {
+  using ElementwiseLowering::ElementwiseLowering;
+  static Value build(OpBuilder &b, Location loc, train::ErfBackwardOp,
+                     ValueRange args) {
+    Value dy = args[0], x = args[1];
+    Value square = arith::MulFOp::create(b, loc, x, x);
+    Value gauss =
+        math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, square));
+    // 2 / sqrt(pi).
+    Value scale = floatConstant(b, loc, x.getType(), 1.1283791670955126);
+    return arith::MulFOp::create(b, loc, dy,
+                                 arith::MulFOp::create(b, loc, scale, gauss));
+  }
+};
+
 /// softmax: y * (dy - sum(dy * y)); log_softmax: dy - exp(y) * sum(dy),
 /// the sums along `axis` in the accumulator type.
 template <typename TrainOp, bool isLog>
@@ -851,6 +867,7 @@ void traincc::codegen::populateGradientPatterns(RewritePatternSet &patterns) {
            MSELowering, MSEBackwardLowering, ReduceSumLowering, SumToLowering,
            BroadcastToLowering, ReluBackwardLowering, LeakyReluBackwardLowering,
            ClipBackwardLowering, SigmoidBackwardLowering, TanhBackwardLowering,
+           ErfBackwardLowering,
            SoftmaxBackwardLowering<train::SoftmaxBackwardOp, /*isLog=*/false>,
            SoftmaxBackwardLowering<train::LogSoftmaxBackwardOp, /*isLog=*/true>,
            BNStatsLowering, BNApplyLowering, BatchNormBackwardLowering,

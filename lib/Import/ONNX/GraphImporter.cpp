@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ModelLoader.h"
+#include "ExportChecks.h"
 
 #include "traincc/Dialect/Train/IR/TrainOps.h"
 
@@ -324,6 +325,13 @@ FailureOr<func::FuncOp> GraphImporter::createForward() {
       return failure();
     if (isa<NoneType>(*type))
       return emitError(fileLoc) << what << " has no type";
+    // The trainer feeds float tensors or int64 ids (token ids, as PyTorch
+    // exports an embedding's input).
+    Type element = cast<ShapedType>(*type).getElementType();
+    if (isa<IntegerType>(element) && !element.isInteger(64))
+      return emitError(fileLoc)
+             << what << " is " << *type
+             << "; integer inputs must be int64 (ids the trainer feeds)";
     argTypes.push_back(*type);
     argNames.push_back(input.name());
   }
@@ -492,7 +500,10 @@ traincc::importONNXBuffer(MLIRContext *context, llvm::StringRef bytes,
   if (failed(loadModel(bytes, modelDir, bufferName, options, loc, loaded)))
     return nullptr;
   GraphImporter importer(context, loaded.model, loc, options);
-  return importer.import(loaded.opset);
+  OwningOpRef<ModuleOp> module = importer.import(loaded.opset);
+  if (module)
+    annotateTrainingConventions(*module, loaded.model);
+  return module;
 }
 
 OwningOpRef<ModuleOp>

@@ -300,8 +300,15 @@ LogicalResult legalizeExpand(const ONNXNode &node, RewriterBase &rewriter) {
   FailureOr<SmallVector<int64_t>> shape =
       train::broadcastShapes(input.getType().getShape(), *requested);
   if (failed(shape) || llvm::any_of(*shape, [](int64_t d) { return d < 0; })) {
-    node.emitError() << "input of type " << input.getType()
-                     << " cannot be expanded to the requested shape";
+    InFlightDiagnostic diag = node.emitError()
+                              << "input of type " << input.getType()
+                              << " cannot be expanded to [";
+    llvm::interleaveComma(*requested, diag);
+    // The usual cause: a constant traced at the export's batch size (PyTorch
+    // exports LSTM/GRU initial states so) meeting another --batch-size.
+    diag << "]; if the model was exported at another batch size than the "
+            "--batch-size it is compiled for, export it at batch size 1 or "
+            "at that batch size";
     return failure();
   }
   if (failed(checkFoldSize(node, *shape)))

@@ -2,6 +2,7 @@
 //
 // Arithmetic with numpy broadcasting (folded when both operands are
 // constants: the integer arithmetic of shape sub-graphs), Max/Min and Clip,
+// Pow with constant exponents and Sqrt (LayerNorm's decomposition),
 // activations,
 // Softmax/LogSoftmax and Identity.
 //
@@ -55,6 +56,49 @@ LogicalResult legalizeLeakyRelu(const ONNXNode &node, RewriterBase &rewriter) {
   Value result = train::LeakyReluOp::create(
       rewriter, node.getLoc(), *input,
       rewriter.getF32FloatAttr(node.getFloat("alpha", 0.01f)));
+  return finishNode(node, rewriter, result);
+}
+
+/// Pow with a constant scalar exponent, as products and square roots of the
+/// base (LayerNorm's decomposition squares with Pow 2): exponents 1, 2, 3,
+/// 4, 0.5 and their negatives (a reciprocal). Other exponents would need
+/// exp(y log x) and a gradient for negative bases; they are refused.
+LogicalResult legalizePow(const ONNXNode &node, RewriterBase &rewriter) {
+  FailureOr<Value> base = getFloatInput(node, 0, "X");
+  if (failed(base))
+    return failure();
+  DenseElementsAttr exponentValue = getConstantOrInitialValue(node, 1);
+  std::optional<double> exponent =
+      exponentValue ? getScalarValue(exponentValue) : std::nullopt;
+  if (!exponent) {
+    node.emitError() << "input 1 (Y) must be a constant scalar exponent";
+    return failure();
+  }
+  double magnitude = std::abs(*exponent);
+  bool supported = magnitude == 0.5 || magnitude == 1 || magnitude == 2 ||
+                   magnitude == 3 || magnitude == 4;
+  if (!supported) {
+    node.emitError() << "exponent " << *exponent
+                     << " is not supported (only 0.5, 1, 2, 3, 4 and their "
+                        "negatives)";
+    return failure();
+  }
+  Location loc = node.getLoc();
+  Value x = *base, result = x;
+  if (magnitude == 0.5) {
+    result = train::SqrtOp::create(rewriter, loc, x);
+  } else {
+    for (int i = 1; i < int(magnitude); ++i)
+      result = train::MulOp::create(rewriter, loc, result, x);
+  }
+  if (*exponent < 0) {
+    Type element = cast<RankedTensorType>(x.getType()).getElementType();
+    auto scalar = RankedTensorType::get({}, element);
+    Value one = createConstant(
+        rewriter, loc,
+        DenseElementsAttr::get(scalar, rewriter.getFloatAttr(element, 1.0)));
+    result = train::DivOp::create(rewriter, loc, one, result);
+  }
   return finishNode(node, rewriter, result);
 }
 
@@ -280,6 +324,9 @@ void onnx_import::addElementwiseHandlers(HandlerTable &table) {
   table["Relu"] = legalizeUnary<train::ReluOp>;
   table["Sigmoid"] = legalizeUnary<train::SigmoidOp>;
   table["Tanh"] = legalizeUnary<train::TanhOp>;
+  table["Sqrt"] = legalizeUnary<train::SqrtOp>;
+  table["Erf"] = legalizeUnary<train::ErfOp>;
+  table["Pow"] = legalizePow;
   table["LeakyRelu"] = legalizeLeakyRelu;
   table["Clip"] = legalizeClip;
   table["HardSigmoid"] = legalizeHard<false>;

@@ -184,6 +184,7 @@ HandlerTable buildHandlerTable() {
   addNNHandlers(table);
   addElementwiseHandlers(table);
   addReduceHandlers(table);
+  addRecurrentHandlers(table);
   addShapeHandlers(table);
   return table;
 }

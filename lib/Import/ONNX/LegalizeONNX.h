@@ -75,6 +75,8 @@ void addNNHandlers(HandlerTable &table);
 void addElementwiseHandlers(HandlerTable &table);
 /// ReduceSum, ReduceMean, ReduceMax and Pad.
 void addReduceHandlers(HandlerTable &table);
+/// LSTM and GRU, unrolled over the sequence into ops autodiff knows.
+void addRecurrentHandlers(HandlerTable &table);
 /// Shapes and data movement: Constant, Shape, Gather, Unsqueeze, Squeeze,
 /// Concat, Reshape, Flatten, Transpose, Slice, Identity, Cast, and the
 /// integer arithmetic of shape sub-graphs (folded on constants).

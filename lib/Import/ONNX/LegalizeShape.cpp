@@ -11,6 +11,7 @@
 
 #include "LegalizeUtils.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -177,6 +178,18 @@ LogicalResult legalizeGatherOnData(const ONNXNode &node,
   }
   if (failed(checkRank(node, type.getRank() - 1 + indicesType->getRank())))
     return failure();
+  // Ids straight from a graph input are checked by the trainer as it loads
+  // them (an id outside the table is a data error, not a clamped read):
+  // record the smallest table each input indexes.
+  if (auto arg = dyn_cast<BlockArgument>(node.getInput(1)))
+    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())) {
+      int64_t rows = type.getDimSize(*axis);
+      unsigned index = arg.getArgNumber();
+      auto limit = func.getArgAttrOfType<IntegerAttr>(index, "train.id_limit");
+      if (!limit || limit.getInt() > rows)
+        func.setArgAttr(index, "train.id_limit",
+                        rewriter.getI64IntegerAttr(rows));
+    }
   FailureOr<Value> gathered = createInferred<train::GatherOp>(
       node, rewriter, *data, node.getInput(1), *axis);
   if (failed(gathered))

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ModelLoader.h"
+#include "ExportChecks.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -774,7 +775,8 @@ LogicalResult loadModelImpl(llvm::StringRef bytes, llvm::StringRef modelDir,
       failed(resolvePads(model, writtenOpset, loc)))
     return failure();
 
-  if (failed(fixBatchDimension(graph, options.batchSize, loc)))
+  if (failed(checkExportedForTraining(model, options, loc)) ||
+      failed(fixBatchDimension(graph, options.batchSize, loc)))
     return failure();
   clearShapes(graph);
   if (*opset < kMinImportedOpset) {

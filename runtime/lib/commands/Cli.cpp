@@ -152,7 +152,9 @@ Error setPath(std::optional<std::string> &slot, const std::string &flag,
 const FlagSpec kFlags[] = {
     // Data.
     {"--train-x", nullptr, "X.npy", kTrain,
-     "training inputs, float32 [N,...] (.npy)", PATH_FLAG(data.trainX)},
+     "training inputs, float32 [N,...], or int64 ids [N,...] for a model "
+     "with an integer input (.npy)",
+     PATH_FLAG(data.trainX)},
     {"--train-y", nullptr, "Y.npy", kTrain,
      "training labels, int64 [N] (cross-entropy), or float32 targets [N,...] "
      "(mse)",
@@ -179,7 +181,8 @@ const FlagSpec kFlags[] = {
        o.data.dataset = v;
        return Error::success();
      }},
-    {"--x", nullptr, "X.npy", kEval | kPredict, "inputs, float32 [N,...]",
+    {"--x", nullptr, "X.npy", kEval | kPredict,
+     "inputs, float32 [N,...] (int64 ids for an integer input)",
      PATH_FLAG(data.evalX)},
     {"--y", nullptr, "Y.npy", kEval, "labels or targets for --x",
      PATH_FLAG(data.evalY)},
@@ -482,6 +485,28 @@ const FlagSpec kFlags[] = {
      "after training, write the model with its trained weights and "
      "BatchNorm in inference mode",
      PATH_FLAG(exportPath)},
+    // Data parallelism: launched by mpirun or a torchrun-style environment.
+    {"--sync-bn", nullptr, nullptr, kTrain,
+     "data-parallel runs: BatchNorm statistics over the global batch of all "
+     "replicas (SyncBatchNorm) instead of each replica's own slice (DDP's "
+     "default)",
+     [](TrainerOptions &o, const std::string &, const std::string &) {
+       o.syncBatchNorm = true;
+       return Error::success();
+     }},
+    {"--dist-timeout", nullptr, "SECONDS", kTrain,
+     "data-parallel runs: how long a replica waits for the others in a "
+     "collective (or the rendezvous) before it stops with an error "
+     "(default 300)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       Expected<double> value = parseReal(f, v);
+       if (!value)
+         return value.takeError();
+       if (!(*value > 0 && *value <= 86400))
+         return makeError(f, " must lie in (0, 86400] seconds, got ", v);
+       o.distTimeout = *value;
+       return Error::success();
+     }},
     {"--no-fold-bn", nullptr, nullptr, kTrain,
      "--export: keep each BatchNormalization after a Conv instead of folding "
      "it into the Conv's weight and bias (for comparison, or to reload the "

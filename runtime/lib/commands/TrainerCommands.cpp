@@ -3,7 +3,9 @@
 #include "traincc/runtime/commands/TrainerMain.h"
 
 #include "traincc/runtime/data/DataSources.h"
+#include "traincc/runtime/distributed/DataParallel.h"
 #include "traincc/runtime/exec/Evaluate.h"
+#include "traincc/runtime/exec/MemoryPlan.h"
 #include "traincc/runtime/exec/ModelSession.h"
 #include "traincc/runtime/exec/StepBackend.h"
 #include "traincc/runtime/formats/Npy.h"
@@ -13,8 +15,10 @@
 #include "traincc/runtime/support/Signals.h"
 #include "traincc/runtime/support/ThreadPool.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -70,14 +74,71 @@ Expected<ModelSession> openWithWeights(const TrainerOptions &options,
   return session;
 }
 
-} // namespace
+bool hasBatchNorm(const traincc_model &abi) {
+  for (int32_t i = 0; i < abi.num_state; ++i)
+    if (abi.state[i].kind == TRAINCC_STATE_RUNNING_MEAN)
+      return true;
+  return false;
+}
 
-Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
-                      std::FILE *out) {
+/// Several replicas on one host each take a GPU of their own, by local
+/// rank: CUDA_VISIBLE_DEVICES is narrowed to that one before the driver
+/// starts (GPU 0 is the one a trainer uses). Left alone when it already
+/// names a single GPU (the launcher chose).
+void useLocalGpu(const Communicator &replicas) {
+  if (replicas.localSize() <= 1)
+    return;
+  std::string visible;
+  if (const char *given = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::vector<std::string> list;
+    std::string item;
+    for (const char *c = given;; ++c) {
+      if (*c == ',' || !*c) {
+        list.push_back(item);
+        item.clear();
+        if (!*c)
+          break;
+      } else {
+        item += *c;
+      }
+    }
+    if (list.size() <= 1 || size_t(replicas.localRank()) >= list.size())
+      return;
+    visible = list[size_t(replicas.localRank())];
+  } else {
+    visible = std::to_string(replicas.localRank());
+  }
+  ::setenv("CUDA_VISIBLE_DEVICES", visible.c_str(), 1);
+}
+
+/// The train command in one process, alone (`replicas` null) or as one
+/// replica of a data-parallel run.
+Error trainReplica(const TrainerOptions &options, const ModelInfo &model,
+                   std::FILE *out, Communicator *replicas) {
   // The device first: a missing GPU should fail before the data loads.
   Expected<ModelSession> session = openWithWeights(options, model, out);
   if (!session)
     return session.takeError();
+  std::optional<ReplicaSync> sync;
+  if (replicas) {
+    // SyncBatchNorm needs an all-reduce of per-channel sums inside the
+    // compiled forward and backward passes, which traincc does not emit.
+    if (options.syncBatchNorm && hasBatchNorm(*model.abi))
+      return makeError("--sync-bn: this trainer computes BatchNorm "
+                       "statistics inside its compiled micro_step, which has "
+                       "no all-reduce for them; run without --sync-bn (each "
+                       "replica normalises with its own slice, as DDP does)");
+    Expected<ReplicaSync> created = ReplicaSync::create(*model.abi, *replicas);
+    if (!created)
+      return created.takeError();
+    sync.emplace(created.take());
+    std::string unavailable;
+    if (Error err = sync->useDeviceCollectives(
+            session->backend(), options.distTimeout, unavailable))
+      return err;
+    if (!unavailable.empty())
+      std::fprintf(out, "data-parallel: no NCCL (%s)\n", unavailable.c_str());
+  }
   TrainingSettings settings =
       resolveTrainingSettings(options.loop, options.data, model);
   Expected<TrainingData> data = loadTrainingData(options.data, model);
@@ -95,10 +156,15 @@ Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
       return probe.takeError().withContext("--export");
   }
 
-  ThreadPool pool(threadCount(options));
+  // Replicas on one host share its cores.
+  int threads = threadCount(options);
+  if (replicas && !options.threads)
+    threads = std::max(1, threads / replicas->localSize());
+  ThreadPool pool(threads);
   ActiveThreadPool active(pool);
   Expected<TrainingOutcome> outcome =
-      runTraining(model, session->backend(), data.take(), settings, out);
+      runTraining(model, session->backend(), data.take(), settings, out,
+                  sync ? &*sync : nullptr);
   if (!outcome)
     return outcome.takeError();
   if (outcome->signal) {
@@ -106,7 +172,8 @@ Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
     recordInterruptedExit(outcome->signal);
     return Error::success();
   }
-  if (options.exportPath) {
+  // The replicas end with the same weights; rank 0 exports them.
+  if (options.exportPath && (!replicas || replicas->rank() == 0)) {
     Expected<AtomicFileWriter> writer =
         AtomicFileWriter::create(*options.exportPath);
     if (!writer)
@@ -115,6 +182,40 @@ Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
                                ExportOptions{options.exportFoldBatchNorm}))
       return err;
     std::fprintf(out, "exported %s\n", options.exportPath->c_str());
+  }
+  return Error::success();
+}
+
+} // namespace
+
+Error runTrainCommand(const TrainerOptions &options, const ModelInfo &model,
+                      std::FILE *out) {
+  Expected<std::unique_ptr<Communicator>> replicas =
+      connectReplicas(options.distTimeout);
+  if (!replicas)
+    return replicas.takeError().withContext("data-parallel start");
+  if (!*replicas)
+    return trainReplica(options, model, out, nullptr);
+  // Only rank 0 speaks and writes (log, checkpoints, export).
+  Communicator &comm = **replicas;
+  useLocalGpu(comm);
+  std::unique_ptr<std::FILE, int (*)(std::FILE *)> quiet(nullptr, &std::fclose);
+  if (comm.rank() != 0) {
+    quiet.reset(std::fopen("/dev/null", "w"));
+    if (!quiet)
+      return makeError("/dev/null: cannot open");
+  }
+  Error err = trainReplica(options, model, comm.rank() == 0 ? out : quiet.get(),
+                           &comm);
+  if (!err)
+    err = comm.finish();
+  if (err) {
+    // The others must not wait for this replica: report, then end them all.
+    std::fflush(out);
+    std::fprintf(stderr, "error: replica %d of %d: %s\n", comm.rank(),
+                 comm.size(), err.message().c_str());
+    std::fflush(stderr);
+    comm.abort(1);
   }
   return Error::success();
 }
@@ -229,6 +330,7 @@ Error runInfoCommand(const TrainerOptions &options, const ModelInfo &model,
                    "\n");
   }
   text += strCat("workspace: ", int64_t(abi.workspace_bytes), " bytes\n");
+  text += describeMemoryPlans(abi);
   text += strCat("micro-batch: ", abi.micro_batch, "\n");
   text += strCat("accum-steps: ", abi.accum_steps, " (default)\n");
   text += strCat("loss: ", lossKindName(abi.loss));

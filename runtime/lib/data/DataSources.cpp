@@ -62,9 +62,10 @@ Error withFlagOfFile(Error err, const std::string &xPath, const char *xFlag,
 
 /// Reads inputs as float32, then applies --scale (uint8 only) and
 /// --normalize to them.
-Expected<FloatTensor> readInputs(const std::string &path, const char *flag,
-                                 const DataOptions &options,
-                                 const ModelInfo &model) {
+Expected<FloatTensor> readFloatInputs(const std::string &path,
+                                      const char *flag,
+                                      const DataOptions &options,
+                                      const ModelInfo &model) {
   Expected<NpyFloatArray> array = readNpyAsFloat32(path);
   if (!array)
     return array.takeError().withContext(flag);
@@ -94,6 +95,54 @@ Expected<FloatTensor> readInputs(const std::string &path, const char *flag,
   return std::move(inputs);
 }
 
+/// Reads the ids of a model with an integer input (int64; int32 and uint8
+/// widened) and checks each against the rows of the table it indexes: an id
+/// outside [0, id_limit) is an error here, before any step runs, and not a
+/// clamped read in the step.
+Expected<Int64Tensor> readIdInputs(const std::string &path, const char *flag,
+                                   const DataOptions &options,
+                                   const ModelInfo &model) {
+  const char *imageFlag = options.scale       ? "--scale"
+                          : options.normalize ? "--normalize"
+                                              : nullptr;
+  if (imageFlag)
+    return makeError(imageFlag, ": the model's input '",
+                     model.abi->input.name,
+                     "' is int64 ids, which are not scaled or normalized");
+  Expected<Int64Tensor> ids = readNpyIds(path);
+  if (!ids)
+    return ids.takeError().withContext(flag);
+  int64_t limit = model.abi->input.id_limit;
+  int64_t row = std::max<int64_t>(model.inputSampleElements, 1);
+  for (int64_t i = 0, e = ids->numElements(); i < e; ++i) {
+    int64_t id = ids->data[size_t(i)];
+    if (id < 0 || (limit > 0 && id >= limit))
+      return makeError(flag, ": ", path, ": id ", id, " of sample ", i / row,
+                       " (element ", i % row, ") is out of range: the "
+                       "model's input '", model.abi->input.name, "' indexes ",
+                       limit > 0 ? strCat(limit, " rows (ids 0..", limit - 1,
+                                          ")")
+                                 : std::string("tables from row 0"));
+  }
+  return ids;
+}
+
+/// The inputs in the model's input type.
+Expected<InputTensor> readInputs(const std::string &path, const char *flag,
+                                 const DataOptions &options,
+                                 const ModelInfo &model) {
+  if (model.integerInput()) {
+    Expected<Int64Tensor> ids = readIdInputs(path, flag, options, model);
+    if (!ids)
+      return ids.takeError();
+    return InputTensor(ids.take());
+  }
+  Expected<FloatTensor> values = readFloatInputs(path, flag, options, model);
+  if (!values)
+    return values.takeError();
+  return InputTensor(values.take());
+}
+
 /// Inputs from `xFlag` with the labels or targets from `yFlag` that the
 /// model's loss needs.
 Expected<Dataset> loadSamples(const std::string &xPath,
@@ -101,7 +150,7 @@ Expected<Dataset> loadSamples(const std::string &xPath,
                               const char *xFlag, const char *yFlag,
                               const DataOptions &options,
                               const ModelInfo &model) {
-  Expected<FloatTensor> inputs = readInputs(xPath, xFlag, options, model);
+  Expected<InputTensor> inputs = readInputs(xPath, xFlag, options, model);
   if (!inputs)
     return inputs.takeError();
 
@@ -159,6 +208,10 @@ Expected<DatasetSpec> datasetFor(const std::string &text, bool scale,
     return makeError("--scale: --dataset ", spec->name,
                      " is scaled to [0,1] already (its uint8 pixels are "
                      "divided by 255 as they are loaded)");
+  if (model.integerInput())
+    return makeError("--dataset: ", spec->name, " holds float32 images, but "
+                     "the model's input '", model.abi->input.name,
+                     "' is int64 ids");
   if (!model.crossEntropy())
     return makeError("--dataset: ", spec->name, " holds class labels, but the "
                      "model's loss is ",
@@ -188,6 +241,9 @@ Expected<Dataset> fromLabeledImages(LabeledImages images,
 
 Expected<TrainingData> loadTrainingData(const DataOptions &options,
                                         const ModelInfo &model) {
+  if (options.augment.enabled() && model.integerInput())
+    return makeError("--augment: the model's input '", model.abi->input.name,
+                     "' is int64 ids, not images");
   if (options.dataset) {
     Expected<DatasetSpec> spec = datasetFor(*options.dataset, options.scale, model);
     if (!spec)
@@ -247,7 +303,7 @@ Expected<Dataset> loadEvaluationData(const DataOptions &options,
 
 Expected<Dataset> loadPredictionInputs(const DataOptions &options,
                                        const ModelInfo &model) {
-  Expected<FloatTensor> inputs =
+  Expected<InputTensor> inputs =
       readInputs(*options.evalX, "--x", options, model);
   if (!inputs)
     return inputs.takeError();

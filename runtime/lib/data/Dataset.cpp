@@ -41,34 +41,58 @@ Error checkElementsMatch(const std::string &source, const char *what,
 
 } // namespace
 
-Expected<Dataset> Dataset::fromInputs(FloatTensor inputs) {
+namespace {
+
+/// The checks every input file gets (a sample axis, a shape that matches
+/// the values, non-empty samples); sets the count and sample shape.
+template <typename T>
+Error checkInputShape(const HostTensor<T> &inputs, int64_t &count,
+                      std::vector<int64_t> &sampleShape,
+                      int64_t &sampleElements) {
   if (inputs.rank() < 1)
     return makeError(inputs.source,
                      ": inputs need a leading sample dimension, got shape ",
                      formatShape(inputs.shape));
-  Expected<int64_t> count = checkedElementCount(inputs.shape);
-  if (!count)
-    return count.takeError().withContext(inputs.source);
-  if (*count != inputs.numElements())
+  Expected<int64_t> elements = checkedElementCount(inputs.shape);
+  if (!elements)
+    return elements.takeError().withContext(inputs.source);
+  if (*elements != inputs.numElements())
     return makeError(inputs.source, ": shape ", formatShape(inputs.shape),
                      " does not match ", inputs.numElements(), " values");
   if (inputs.shape[0] == 0)
     return makeError(inputs.source, ": no samples (shape ",
                      formatShape(inputs.shape), ")");
-  Dataset data;
-  data.count_ = inputs.shape[0];
-  data.sampleShape_ = rowShape(inputs.shape);
-  data.sampleElements_ = *count / data.count_;
-  if (data.sampleElements_ == 0)
+  count = inputs.shape[0];
+  sampleShape = rowShape(inputs.shape);
+  sampleElements = *elements / count;
+  if (sampleElements == 0)
     return makeError(inputs.source, ": samples are empty (shape ",
                      formatShape(inputs.shape), ")");
-  if (Error err = checkFinite(inputs, data.sampleElements_, "input"))
+  return Error::success();
+}
+
+} // namespace
+
+Expected<Dataset> Dataset::fromInputs(InputTensor inputs) {
+  Dataset data;
+  if (auto *ids = std::get_if<Int64Tensor>(&inputs)) {
+    if (Error err = checkInputShape(*ids, data.count_, data.sampleShape_,
+                                    data.sampleElements_))
+      return err;
+    data.ids_ = std::make_shared<const Int64Tensor>(std::move(*ids));
+    return data;
+  }
+  FloatTensor &values = std::get<FloatTensor>(inputs);
+  if (Error err = checkInputShape(values, data.count_, data.sampleShape_,
+                                  data.sampleElements_))
     return err;
-  data.inputs_ = std::make_shared<const FloatTensor>(std::move(inputs));
+  if (Error err = checkFinite(values, data.sampleElements_, "input"))
+    return err;
+  data.inputs_ = std::make_shared<const FloatTensor>(std::move(values));
   return data;
 }
 
-Expected<Dataset> Dataset::withLabels(FloatTensor inputs, Int64Tensor labels,
+Expected<Dataset> Dataset::withLabels(InputTensor inputs, Int64Tensor labels,
                                       int64_t numClasses) {
   if (numClasses < 1)
     return makeError(labels.source, ": the model has ", numClasses, " classes");
@@ -94,7 +118,7 @@ Expected<Dataset> Dataset::withLabels(FloatTensor inputs, Int64Tensor labels,
   return data;
 }
 
-Expected<Dataset> Dataset::withTargets(FloatTensor inputs,
+Expected<Dataset> Dataset::withTargets(InputTensor inputs,
                                        FloatTensor targets) {
   Expected<Dataset> data = fromInputs(std::move(inputs));
   if (!data)
@@ -122,14 +146,20 @@ Expected<Dataset> Dataset::withTargets(FloatTensor inputs,
   return data;
 }
 
-Expected<Dataset> Dataset::inputsOnly(FloatTensor inputs) {
+Expected<Dataset> Dataset::inputsOnly(InputTensor inputs) {
   return fromInputs(std::move(inputs));
 }
 
-const std::string &Dataset::inputSource() const { return inputs_->source; }
+const std::string &Dataset::inputSource() const {
+  return ids_ ? ids_->source : inputs_->source;
+}
 
 const float *Dataset::inputRow(int64_t index) const {
   return inputs_->data.data() + (begin_ + index) * sampleElements_;
+}
+
+const int64_t *Dataset::inputIdRow(int64_t index) const {
+  return ids_->data.data() + (begin_ + index) * sampleElements_;
 }
 
 int64_t Dataset::label(int64_t index) const {
@@ -202,7 +232,11 @@ std::vector<int64_t> Dataset::classCounts() const {
 MicroBatch Dataset::makeBatch(int64_t rows) const {
   MicroBatch batch;
   batch.rows = std::max<int64_t>(rows, 0);
-  batch.inputs.assign(static_cast<size_t>(batch.rows * sampleElements_), 0.f);
+  size_t inputElements = static_cast<size_t>(batch.rows * sampleElements_);
+  if (integerInputs())
+    batch.inputIds.assign(inputElements, 0);
+  else
+    batch.inputs.assign(inputElements, 0.f);
   if (kind_ == TargetKind::ClassLabels)
     batch.labels.assign(static_cast<size_t>(batch.rows), 0);
   if (kind_ == TargetKind::Values)
@@ -219,8 +253,10 @@ bool batchFits(const Dataset &data, const MicroBatch &batch) {
   size_t rows = static_cast<size_t>(batch.rows);
   bool labels = data.targetKind() == TargetKind::ClassLabels;
   bool targets = data.targetKind() == TargetKind::Values;
-  return batch.rows >= 0 &&
-         batch.inputs.size() == rows * size_t(data.sampleElements()) &&
+  size_t inputs = rows * size_t(data.sampleElements());
+  bool ids = data.integerInputs();
+  return batch.rows >= 0 && batch.inputs.size() == (ids ? 0 : inputs) &&
+         batch.inputIds.size() == (ids ? inputs : 0) &&
          batch.labels.size() == (labels ? rows : 0) &&
          batch.targets.size() ==
              (targets ? rows * size_t(data.targetElements()) : 0) &&
@@ -231,11 +267,20 @@ bool batchFits(const Dataset &data, const MicroBatch &batch) {
 void setRow(const Dataset &data, int64_t index, int64_t row,
             MicroBatch &batch) {
   int64_t in = data.sampleElements(), tgt = data.targetElements();
-  float *inputs = batch.inputs.data() + row * in;
-  if (index < 0)
-    std::fill(inputs, inputs + in, 0.f);
-  else
-    std::memcpy(inputs, data.inputRow(index), sizeof(float) * size_t(in));
+  if (data.integerInputs()) {
+    // Padding rows hold id 0, which every embedding has.
+    int64_t *ids = batch.inputIds.data() + row * in;
+    if (index < 0)
+      std::fill(ids, ids + in, int64_t(0));
+    else
+      std::memcpy(ids, data.inputIdRow(index), sizeof(int64_t) * size_t(in));
+  } else {
+    float *inputs = batch.inputs.data() + row * in;
+    if (index < 0)
+      std::fill(inputs, inputs + in, 0.f);
+    else
+      std::memcpy(inputs, data.inputRow(index), sizeof(float) * size_t(in));
+  }
   if (data.targetKind() == TargetKind::ClassLabels)
     batch.labels[size_t(row)] = index < 0 ? 0 : data.label(index);
   if (data.targetKind() == TargetKind::Values) {

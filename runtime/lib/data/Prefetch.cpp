@@ -105,12 +105,15 @@ Error BatchPrefetcher::take(MicroBatch &out) {
   if (result_)
     return std::move(result_);
   if (out.inputs.size() != buffer_.inputs.size() ||
+      out.inputIds.size() != buffer_.inputIds.size() ||
       out.labels.size() != buffer_.labels.size() ||
       out.targets.size() != buffer_.targets.size() ||
       out.indices.size() != buffer_.indices.size())
     return makeError("internal error: batch buffers do not match ",
                      data_.inputSource());
   std::copy(buffer_.inputs.begin(), buffer_.inputs.end(), out.inputs.begin());
+  std::copy(buffer_.inputIds.begin(), buffer_.inputIds.end(),
+            out.inputIds.begin());
   std::copy(buffer_.labels.begin(), buffer_.labels.end(), out.labels.begin());
   std::copy(buffer_.targets.begin(), buffer_.targets.end(),
             out.targets.begin());

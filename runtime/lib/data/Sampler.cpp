@@ -119,16 +119,27 @@ Expected<TrainSampler> TrainSampler::create(const Dataset &data,
   if (options.microBatch < 1)
     return makeError("micro-batch size must be at least 1, got ",
                      options.microBatch);
-  if (data.size() < options.microBatch)
+  if (options.replicas < 1 || options.replica < 0 ||
+      options.replica >= options.replicas)
+    return makeError("internal error: replica ", options.replica, " of ",
+                     options.replicas);
+  const int64_t globalBatch = options.microBatch * options.replicas;
+  if (data.size() < globalBatch)
     return makeError(data.inputSource(), ": ", data.size(),
                      " training samples are fewer than one micro-batch of ",
-                     options.microBatch);
+                     globalBatch,
+                     options.replicas > 1
+                         ? strCat(" (", options.replicas, " replicas x ",
+                                  options.microBatch, ")")
+                         : std::string());
   TrainSampler sampler(data);
   sampler.microBatch_ = options.microBatch;
-  sampler.batchesPerEpoch_ = data.size() / options.microBatch;
+  sampler.batchesPerEpoch_ = data.size() / globalBatch;
+  sampler.replicas_ = uint64_t(options.replicas);
+  sampler.replica_ = uint64_t(options.replica);
   sampler.state_.seed = options.seed;
   sampler.state_.datasetSize = uint64_t(data.size());
-  sampler.state_.microBatch = uint64_t(options.microBatch);
+  sampler.state_.microBatch = uint64_t(globalBatch);
   sampler.state_.mode =
       options.shuffle ? SamplingMode::Shuffle : SamplingMode::Sequential;
 
@@ -215,7 +226,7 @@ void TrainSampler::buildEpochOrder() {
 Expected<bool> TrainSampler::next(MicroBatch &batch) {
   if (epochFinished())
     return false;
-  const uint64_t current = state_.nextBatch;
+  const uint64_t current = sliceOf(state_.nextBatch);
   if (prefetcher_ && prefetcher_->holds(state_.seed, state_.epoch, current)) {
     if (Error err = prefetcher_->take(batch))
       return err;
@@ -238,9 +249,10 @@ Expected<bool> TrainSampler::next(MicroBatch &batch) {
       prefetch_ = prefetcher_ != nullptr;
     }
     if (prefetcher_)
-      prefetcher_->submit(order_.data() + nextBatchIndex() * microBatch_,
+      prefetcher_->submit(order_.data() + sliceOf(state_.nextBatch) *
+                                              uint64_t(microBatch_),
                           microBatch_, state_.seed, state_.epoch,
-                          state_.nextBatch);
+                          sliceOf(state_.nextBatch));
   }
   return true;
 }
@@ -254,8 +266,8 @@ void TrainSampler::startNextEpoch() {
   buildEpochOrder();
   // The loop validates and checkpoints before it asks for this batch.
   if (prefetcher_)
-    prefetcher_->submit(order_.data(), microBatch_, state_.seed, state_.epoch,
-                        0);
+    prefetcher_->submit(order_.data() + sliceOf(0) * uint64_t(microBatch_),
+                        microBatch_, state_.seed, state_.epoch, sliceOf(0));
 }
 
 Error TrainSampler::restore(const LoaderState &saved) {
@@ -266,7 +278,10 @@ Error TrainSampler::restore(const LoaderState &saved) {
                      now.datasetSize);
   if (saved.microBatch != now.microBatch)
     return makeError("resume: the checkpoint was written with micro-batch ",
-                     saved.microBatch, ", this trainer uses ", now.microBatch);
+                     saved.microBatch, ", this run uses ", now.microBatch,
+                     replicas_ > 1 ? strCat(" (", replicas_, " replicas x ",
+                                            microBatch_, ")")
+                                   : std::string());
   if (saved.mode != now.mode)
     return makeError("resume: the checkpoint was written with ",
                      modeName(saved.mode), ", this run uses ",

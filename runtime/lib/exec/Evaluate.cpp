@@ -51,7 +51,7 @@ Expected<EvaluationResult> Evaluator::run(StepBackend &backend) {
       return err;
     const void *target = labels ? static_cast<const void *>(batch_.labels.data())
                                 : batch_.targets.data();
-    if (Error err = backend.evalStep(batch_.inputs.data(), target,
+    if (Error err = backend.evalStep(batch_.inputData(), target,
                                      outputs_.data(), losses_.data()))
       return err;
     for (int64_t row = 0; row < batch_.realRows; ++row) {
@@ -88,7 +88,7 @@ Expected<FloatTensor> predictAll(const ModelInfo &model, StepBackend &backend,
   for (int64_t b = 0, e = evalBatchCount(data, batch.rows); b < e; ++b) {
     if (Error err = fillEvalBatch(data, b, batch))
       return err;
-    if (Error err = backend.evalStep(batch.inputs.data(), nullptr,
+    if (Error err = backend.evalStep(batch.inputData(), nullptr,
                                      outputs.data(), nullptr))
       return err;
     std::memcpy(result.data.data() + b * batch.rows * rowElements,

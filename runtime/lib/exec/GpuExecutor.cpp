@@ -461,6 +461,12 @@ Error GpuExecutor::Impl::drain() {
   return Error::success();
 }
 
+unsigned long long GpuExecutor::stateArena() const {
+  return impl_->state.get();
+}
+void *GpuExecutor::computeStream() const { return impl_->compute.get(); }
+const CudaDriver &GpuExecutor::driver() const { return impl_->d; }
+
 GpuExecutor::GpuExecutor(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 
@@ -594,7 +600,7 @@ GpuExecutor::create(std::shared_ptr<const CudaDriver> driver,
   return executor;
 }
 
-Error GpuExecutor::microStep(const float *input, const void *target,
+Error GpuExecutor::microStep(const void *input, const void *target,
                              float gradScale, uint64_t seed) {
   Impl &m = *impl_;
   const CudaDriver &d = m.d;
@@ -684,7 +690,7 @@ Error GpuExecutor::applyStep(float lr, int64_t step) {
   return Error::success();
 }
 
-Error GpuExecutor::evalStep(const float *input, const void *target,
+Error GpuExecutor::evalStep(const void *input, const void *target,
                             float *output, float *losses) {
   Impl &m = *impl_;
   const CudaDriver &d = m.d;

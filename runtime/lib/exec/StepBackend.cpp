@@ -18,7 +18,7 @@ public:
   const char *name() const override { return "cpu"; }
   std::string description() const override { return "cpu"; }
 
-  Error microStep(const float *input, const void *target, float gradScale,
+  Error microStep(const void *input, const void *target, float gradScale,
                   uint64_t seed) override {
     float loss = 0;
     model_.abi->micro_step(memory_.state.data(), memory_.workspace.data(),
@@ -36,7 +36,7 @@ public:
                            step);
     return Error::success();
   }
-  Error evalStep(const float *input, const void *target, float *output,
+  Error evalStep(const void *input, const void *target, float *output,
                  float *losses) override {
     model_.abi->eval_step(memory_.state.data(), memory_.workspace.data(),
                           input, target, output, losses);
@@ -63,7 +63,7 @@ public:
     return strCat("cuda: ", executor_->device().describe(),
                   ", kernels: ", executor_->moduleKind());
   }
-  Error microStep(const float *input, const void *target, float gradScale,
+  Error microStep(const void *input, const void *target, float gradScale,
                   uint64_t seed) override {
     return executor_->microStep(input, target, gradScale, seed)
         .withContext("CUDA micro_step");
@@ -74,7 +74,7 @@ public:
   Error applyStep(float lr, int64_t step) override {
     return executor_->applyStep(lr, step).withContext("CUDA apply_step");
   }
-  Error evalStep(const float *input, const void *target, float *output,
+  Error evalStep(const void *input, const void *target, float *output,
                  float *losses) override {
     return executor_->evalStep(input, target, output, losses)
         .withContext("CUDA eval_step");
@@ -92,6 +92,10 @@ public:
       return Error::success();
     return executor_->copyStateToHost(memory_.state.data(), gradients_)
         .withContext("copying the gradients from the device");
+  }
+  DeviceArena deviceArena() override {
+    return {&executor_->driver(), executor_->stateArena(),
+            executor_->computeStream()};
   }
   Error syncGradientsToDevice() override {
     if (gradients_.empty())

@@ -442,17 +442,19 @@ Expected<NpyFloatArray> readNpyAsFloat32(const std::string &path) {
   return NpyFloatArray{std::move(tensor), type};
 }
 
-Expected<Int64Tensor> readNpyInt64(const std::string &path) {
+namespace {
+
+/// Integers widened to int64; `what` and `whyNotFloat` name the data in the
+/// error about a floating-point file.
+Expected<Int64Tensor> readIntegers(const std::string &path, const char *what,
+                                   const char *whyNotFloat) {
   Expected<OpenNpy> npy = openNpy(path);
   if (!npy)
     return npy.takeError();
   const NpyHeader &header = npy->header;
   if (!header.dtype || *header.dtype == DType::Float32 ||
       *header.dtype == DType::Float64)
-    return wrongType(path, "int64 labels", header,
-                     header.dtype ? " (class labels must be integers; float "
-                                    "targets need an MSE loss)"
-                                  : "");
+    return wrongType(path, what, header, header.dtype ? whyNotFloat : "");
   DType type = *header.dtype;
   Expected<int64_t> count = checkDataSize(*npy, type);
   if (!count)
@@ -476,6 +478,20 @@ Expected<Int64Tensor> readNpyInt64(const std::string &path) {
       out[i] = bytes[i];
   }
   return tensor;
+}
+
+} // namespace
+
+Expected<Int64Tensor> readNpyInt64(const std::string &path) {
+  return readIntegers(path, "int64 labels",
+                      " (class labels must be integers; float targets need "
+                      "an MSE loss)");
+}
+
+Expected<Int64Tensor> readNpyIds(const std::string &path) {
+  return readIntegers(path, "int64 ids",
+                      " (the model's input is integer: token ids that an "
+                      "embedding looks up)");
 }
 
 //===----------------------------------------------------------------------===//

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <sys/stat.h>
 
@@ -68,8 +69,9 @@ public:
               const TrainingSettings &settings, TrainSampler sampler,
               std::optional<Evaluator> validation,
               std::optional<JsonLinesLog> log, std::FILE *progress,
-              MonitorKind monitor)
+              MonitorKind monitor, ReplicaSync *replicas)
       : model_(model), backend_(backend), memory_(backend.memory()),
+        replicas_(replicas),
         settings_(settings),
         sampler_(std::move(sampler)), validation_(std::move(validation)),
         log_(std::move(log)), progress_(progress), monitor_(monitor),
@@ -123,12 +125,23 @@ private:
   bool reachedEpochs() const {
     return settings_.epochs && position_.epoch >= *settings_.epochs;
   }
+  /// The signal that stops the run after this step: with replicas, the one
+  /// they agreed on in the step's loss all-reduce (agreedSignal_), or after
+  /// an epoch in a collective of its own, so that all stop after one step.
+  Expected<int> interruptSignal(bool atEpochEnd);
+  bool writesOutputs() const { return !replicas_ || rank() == 0; }
+  int rank() const { return replicas_ ? replicas_->replicas().rank() : 0; }
+  int replicaCount() const {
+    return replicas_ ? replicas_->replicas().size() : 1;
+  }
 
   const ModelInfo &model_;
   // Steps run on the backend; memory_ is its host arena, current only after
   // backend_.syncStateToHost() (StepBackend.h).
   StepBackend &backend_;
   ModelMemory &memory_;
+  ReplicaSync *replicas_; // data parallelism, or null
+  int agreedSignal_ = 0;
   const TrainingSettings &settings_;
   TrainSampler sampler_;
   std::optional<Evaluator> validation_;
@@ -199,11 +212,17 @@ Error TrainingRun::optimizerStep(StepOutcome &outcome) {
     if (!*filled)
       return makeError("internal error: the epoch ran out of micro-batches");
     if (Error err = backend_.microStep(
-            batch_.inputs.data(), target, gradScale,
-            microStepSeed(seed_, position_.microBatchesRun)))
+            batch_.inputData(), target, gradScale,
+            microStepSeed(seed_, position_.microBatchesRun *
+                                         uint64_t(replicaCount()) +
+                                     uint64_t(rank()))))
       return err;
     ++position_.microBatchesRun;
   }
+  // The mean of the replicas' gradients, before anything reads them.
+  if (replicas_)
+    if (Error err = replicas_->averageGradients(backend_))
+      return err;
   outcome.gradNorm.reset();
   outcome.lossScale = lossScaling_ ? double(lossScale_) : 1.0;
   if (log_ || settings_.gradClipNorm) {
@@ -245,6 +264,21 @@ Error TrainingRun::optimizerStep(StepOutcome &outcome) {
   return Error::success();
 }
 
+Expected<int> TrainingRun::interruptSignal(bool atEpochEnd) {
+  if (!replicas_)
+    return InterruptGuard::pendingSignal();
+  if (!atEpochEnd)
+    return agreedSignal_;
+  float flag = InterruptGuard::pendingSignal() ? 1.0f : 0.0f;
+  if (Error err =
+          replicas_->replicas().allReduceSum(&flag, 1, "end-of-epoch signal"))
+    return err;
+  if (flag == 0)
+    return 0;
+  return InterruptGuard::pendingSignal() ? InterruptGuard::pendingSignal()
+                                         : SIGTERM;
+}
+
 Error TrainingRun::finishPendingSteps() {
   if (pending_.empty())
     return Error::success();
@@ -256,6 +290,23 @@ Error TrainingRun::finishPendingSteps() {
     return makeError("internal error: ", microLosses_.size(),
                      " micro-step losses for ", pending_.size(),
                      " steps of ", k);
+  if (replicas_) {
+    // The loss of a global micro-batch: the mean of its slices' losses;
+    // whether any replica was signalled rides along.
+    microLosses_.push_back(InterruptGuard::pendingSignal() ? 1.0f : 0.0f);
+    if (Error err = replicas_->replicas().allReduceSum(
+            microLosses_.data(), microLosses_.size(), "loss all-reduce"))
+      return err;
+    const bool signalled = microLosses_.back() > 0;
+    microLosses_.pop_back();
+    for (float &loss : microLosses_)
+      loss /= float(replicaCount());
+    agreedSignal_ = 0;
+    if (signalled)
+      agreedSignal_ = InterruptGuard::pendingSignal()
+                          ? InterruptGuard::pendingSignal()
+                          : SIGTERM;
+  }
   for (size_t i = 0; i < pending_.size(); ++i) {
     PendingStep &p = pending_[i];
     double lossSum = 0;
@@ -301,6 +352,18 @@ Error TrainingRun::endOfEpoch(EpochSummary &summary, Clock::time_point start,
                               bool &stop) {
   display_.clear();
   const traincc_model &abi = *model_.abi;
+  if (replicas_) {
+    // Each replica's running statistics follow its own slices; all
+    // validate (and rank 0 logs and saves) with rank 0's, as DDP's
+    // broadcast of rank 0's buffers leaves them.
+    if (Error err = backend_.syncStateToHost())
+      return err;
+    if (Error err =
+            replicas_->broadcastRunningStatistics(memory_.state.data()))
+      return err;
+    if (Error err = backend_.syncStateToDevice())
+      return err;
+  }
   if (validation_) {
     Expected<EvaluationResult> result = validation_->run(backend_);
     if (!result)
@@ -393,6 +456,9 @@ Error TrainingRun::endOfEpoch(EpochSummary &summary, Clock::time_point start,
 }
 
 Error TrainingRun::writeCheckpoint(const std::string &path) {
+  // The replicas hold the same state; rank 0 writes it.
+  if (!writesOutputs())
+    return Error::success();
   display_.clear();
   RunState state;
   state.position = position_;
@@ -434,6 +500,8 @@ ResumeSettings TrainingRun::resumeSettings() const {
 
 void TrainingRun::rotate(std::vector<std::string> &kind,
                          const std::string &path) {
+  if (!writesOutputs())
+    return;
   kind.erase(std::remove(kind.begin(), kind.end(), path), kind.end());
   kind.push_back(path);
   while (settings_.keepLast > 0 && int64_t(kind.size()) > settings_.keepLast) {
@@ -563,14 +631,18 @@ Expected<TrainingOutcome> TrainingRun::run() {
       epochSkipped_ += outcome.skipped ? 1 : 0;
       pending_.push_back({outcome, position_.step, position_.epoch + 1,
                           epochSteps_, lastLearningRate_});
-      if (log_ || display_.live() || !deferLosses_ ||
+      // Replicas reduce their losses together, hence every step.
+      if (log_ || display_.live() || !deferLosses_ || replicas_ ||
           pending_.size() >= kMaxPendingSteps)
         if (Error err = finishPendingSteps())
           return err;
-      if (int signal = InterruptGuard::pendingSignal()) {
+      Expected<int> signal = interruptSignal(false);
+      if (!signal)
+        return signal.takeError();
+      if (*signal) {
         if (Error err = finishPendingSteps())
           return err;
-        return interrupted(signal);
+        return interrupted(*signal);
       }
       if (settings_.checkpointDir && settings_.checkpointEvery &&
           position_.step % *settings_.checkpointEvery == 0 &&
@@ -600,8 +672,11 @@ Expected<TrainingOutcome> TrainingRun::run() {
     sampler_.startNextEpoch();
     if (Error err = endOfEpoch(summary, start, stop))
       return err;
-    if (int signal = InterruptGuard::pendingSignal())
-      return interrupted(signal);
+    Expected<int> signal = interruptSignal(true);
+    if (!signal)
+      return signal.takeError();
+    if (*signal)
+      return interrupted(*signal);
   }
   if (!stop && reachedMaxSteps())
     std::fprintf(progress_, "stopped after %lld optimizer steps (--max-steps)\n",
@@ -617,10 +692,17 @@ Expected<TrainingOutcome> TrainingRun::run() {
 Expected<TrainingOutcome> runTraining(const ModelInfo &model,
                                       StepBackend &backend, TrainingData data,
                                       const TrainingSettings &settings,
-                                      std::FILE *progress) {
+                                      std::FILE *progress,
+                                      ReplicaSync *replicas) {
   int64_t trainSamples = data.train.size();
+  SamplerOptions samplerOptions = settings.sampler;
+  const bool writesOutputs = !replicas || replicas->replicas().rank() == 0;
+  if (replicas) {
+    samplerOptions.replicas = replicas->replicas().size();
+    samplerOptions.replica = replicas->replicas().rank();
+  }
   Expected<TrainSampler> sampler =
-      TrainSampler::create(data.train, settings.sampler);
+      TrainSampler::create(data.train, samplerOptions);
   if (!sampler)
     return sampler.takeError();
   int64_t microBatches = sampler->batchesPerEpoch();
@@ -657,7 +739,7 @@ Expected<TrainingOutcome> runTraining(const ModelInfo &model,
       return err;
   // A checkpoint folder that cannot be written should fail now, not after
   // the first epoch.
-  if (settings.checkpointDir) {
+  if (settings.checkpointDir && writesOutputs) {
     if (Error err = makeDirectories(*settings.checkpointDir))
       return std::move(err).withContext("--checkpoint-dir");
     Expected<AtomicFileWriter> probe =
@@ -667,7 +749,7 @@ Expected<TrainingOutcome> runTraining(const ModelInfo &model,
   }
 
   std::optional<JsonLinesLog> log;
-  if (settings.logPath) {
+  if (settings.logPath && writesOutputs) {
     // A resumed run continues its log.
     Expected<JsonLinesLog> opened = JsonLinesLog::open(
         *settings.logPath, settings.resumePath.has_value());
@@ -688,6 +770,16 @@ Expected<TrainingOutcome> runTraining(const ModelInfo &model,
     std::fprintf(progress, "; validating on %lld samples",
                  (long long)validationSamples);
   std::fputs("\n", progress);
+  if (replicas)
+    std::fprintf(progress,
+                 "data-parallel: %d replicas over %s; each step's global "
+                 "micro-batch of %lld is %d slices of %lld; gradients "
+                 "averaged %s\n",
+                 replicas->replicas().size(),
+                 replicas->replicas().description().c_str(),
+                 (long long)(model.microBatch * replicas->replicas().size()),
+                 replicas->replicas().size(), (long long)model.microBatch,
+                 replicas->gradientPath().c_str());
   if (monitorUsed && monitor != settings.monitor)
     std::fprintf(progress,
                  "no validation data: monitoring train_loss instead of %s\n",
@@ -703,10 +795,37 @@ Expected<TrainingOutcome> runTraining(const ModelInfo &model,
   resolved.schedule.totalSteps = total;
 
   TrainingRun run(model, backend, resolved, sampler.take(),
-                  std::move(validation), std::move(log), progress, monitor);
+                  std::move(validation), std::move(log), progress, monitor,
+                  replicas);
   if (settings.resumePath)
     if (Error err = run.resume(*settings.resumePath))
       return err;
+  if (replicas) {
+    // Every replica must run the same model on the same data with the same
+    // loop; then they start from rank 0's state.
+    uint64_t fingerprint = 0xCBF29CE484222325ull;
+    auto mix = [&](uint64_t value) {
+      fingerprint = (fingerprint ^ value) * 0x100000001B3ull;
+    };
+    mix(model.abi->state_bytes);
+    mix(uint64_t(model.abi->num_state));
+    mix(uint64_t(trainSamples));
+    mix(uint64_t(validationSamples));
+    mix(settings.sampler.seed);
+    mix(uint64_t(settings.accumSteps));
+    mix(uint64_t(total));
+    mix(settings.resumePath.has_value());
+    if (Error err = replicas->checkSameRun(
+            fingerprint, "the model, data sizes, --seed, --accum-steps, "
+                         "--epochs/--max-steps or --resume"))
+      return err;
+    if (Error err = backend.syncStateToHost())
+      return err;
+    if (Error err = replicas->broadcastState(backend.memory().state.data()))
+      return err;
+    if (Error err = backend.syncStateToDevice())
+      return err;
+  }
   return run.run();
 }
 

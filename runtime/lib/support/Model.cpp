@@ -134,8 +134,12 @@ std::vector<int64_t> sampleShapeOf(const traincc_io_tensor &tensor) {
 }
 
 std::string describeTensor(const traincc_io_tensor &tensor) {
-  return strCat(tensor.name ? tensor.name : "<unnamed>", " ",
-                abiDtypeName(tensor.dtype), " ", formatShape(shapeOf(tensor)));
+  std::string text =
+      strCat(tensor.name ? tensor.name : "<unnamed>", " ",
+             abiDtypeName(tensor.dtype), " ", formatShape(shapeOf(tensor)));
+  if (tensor.id_limit > 0)
+    text += strCat(" (ids 0..", tensor.id_limit - 1, ")");
+  return text;
 }
 
 namespace {
@@ -335,10 +339,18 @@ Error checkModel(const traincc_model &model) {
 
   if (Error err = checkDataTensor(model.input, "input", model.micro_batch))
     return err;
-  if (model.input.dtype != TRAINCC_DTYPE_F32)
+  // Float inputs, or int64 ids whose range the data layer checks against
+  // id_limit before any step reads them.
+  if (model.input.dtype != TRAINCC_DTYPE_F32 &&
+      model.input.dtype != TRAINCC_DTYPE_I64)
     return makeError("input '", model.input.name, "' is ",
                      abiDtypeName(model.input.dtype),
-                     "; the runtime feeds float32 inputs");
+                     "; the runtime feeds float32 or int64 inputs");
+  if (model.input.id_limit < 0 ||
+      (model.input.dtype != TRAINCC_DTYPE_I64 && model.input.id_limit != 0))
+    return makeError("input '", model.input.name, "' (",
+                     abiDtypeName(model.input.dtype), ") has id limit ",
+                     model.input.id_limit);
   if (Error err = checkDataTensor(model.output, "output", model.micro_batch))
     return err;
   if (model.output.dtype != TRAINCC_DTYPE_F32)

@@ -3,7 +3,8 @@
 // Tests that a call of a parallel body over [0, count) becomes a
 // traincc_parallel_for dispatch: the other arguments go into a context on
 // the caller's stack (allocated in the entry block), and a thunk loads them
-// back and calls the body on the range it is given.
+// back and calls the body on the range it is given; and that the body,
+// called by its thunk alone, becomes internal (LLVM inlines it there).
 // CHECK-LABEL: llvm.func @step
 // CHECK-SAME: (%[[P:.*]]: !llvm.ptr, %[[S:.*]]: f32)
 // CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
@@ -17,6 +18,7 @@
 // CHECK: llvm.call @traincc_parallel_for(%[[N]], %[[CTX]], %[[T]]) : (i64, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NOT: llvm.call @step_par0
 // CHECK: llvm.return
+// CHECK: llvm.func internal @step_par0(
 // CHECK: llvm.func @traincc_parallel_for(i64, !llvm.ptr, !llvm.ptr)
 // CHECK: llvm.func internal @step_par0_thunk(%[[C:.*]]: !llvm.ptr, %[[B:.*]]: i64, %[[E:.*]]: i64)
 // CHECK: %[[G0:.*]] = llvm.getelementptr %[[C]][0, 0]
@@ -59,5 +61,20 @@ llvm.func @offset(%n: i64) {
   llvm.return
 }
 llvm.func @offset_par0(%begin: i64, %end: i64) attributes {traincc.parallel_body} {
+  llvm.return
+}
+
+// -----
+
+// Tests that a serial body stays a direct call and becomes noinline.
+// CHECK-LABEL: llvm.func @serial_step
+// CHECK: llvm.call @serial_step_seq0(%{{.*}})
+// CHECK-NOT: traincc_parallel_for
+// CHECK: llvm.func @serial_step_seq0(%{{.*}}: !llvm.ptr) attributes {no_inline, traincc.serial_body}
+llvm.func @serial_step(%p: !llvm.ptr) {
+  llvm.call @serial_step_seq0(%p) : (!llvm.ptr) -> ()
+  llvm.return
+}
+llvm.func @serial_step_seq0(%p: !llvm.ptr) attributes {traincc.serial_body} {
   llvm.return
 }

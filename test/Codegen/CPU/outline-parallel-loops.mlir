@@ -1,4 +1,5 @@
-// RUN: traincc-opt %s -split-input-file -traincc-outline-parallel-loops=min-work=64 | FileCheck %s
+// RUN: traincc-opt %s -split-input-file -traincc-outline-parallel-loops="min-work=64 outline-serial=false" | FileCheck %s
+// RUN: traincc-opt %s -split-input-file -traincc-outline-parallel-loops=min-work=64 | FileCheck %s --check-prefix=SERIAL
 
 // Tests that a large op moves into a body over a range of its outermost
 // parallel loop, called once over the whole range; that buffers no other
@@ -88,6 +89,29 @@ func.func @stay(%small: memref<4xf32>, %big: memref<1024xf32>, %total: memref<f3
 func.func @flattening(%a: memref<8x16xf32>, %b: memref<128xf32>) {
   linalg.generic {indexing_maps = [#id2, #flat], iterator_types = ["parallel", "parallel"]}
       ins(%a : memref<8x16xf32>) outs(%b : memref<128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that an op too small to split stays inline without outline-serial
+// and, with it, moves into a function called directly (no range).
+// CHECK-LABEL: func.func @small
+// CHECK-NOT: call
+// CHECK: linalg.generic
+// SERIAL-LABEL: func.func @small
+// SERIAL-SAME: (%[[A:.*]]: memref<4xf32>, %[[B:.*]]: memref<4xf32>)
+// SERIAL-NEXT: call @small_seq0(%[[A]], %[[B]]) : (memref<4xf32>, memref<4xf32>) -> ()
+// SERIAL-NEXT: return
+// SERIAL: func.func private @small_seq0(%{{.*}}: memref<4xf32> {llvm.noalias}, %{{.*}}: memref<4xf32> {llvm.noalias}) attributes {traincc.serial_body}
+// SERIAL-NEXT: linalg.generic
+#id4 = affine_map<(i) -> (i)>
+func.func @small(%a: memref<4xf32>, %b: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel"]}
+      ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   }

@@ -1,21 +1,26 @@
 // RUN: traincc-opt %s -split-input-file -verify-diagnostics -traincc-merge-kernel-modules | FileCheck %s
 
 // Tests that kernels of separate modules move into @traincc_kernels, named
-// after their old modules, that launches follow them, and that a global
-// both modules copied is kept once.
+// after their old modules, that launches follow them, that a global both
+// modules copied is kept once, and that a kernel equal to an earlier one up
+// to its name is dropped, its launch pointed at the earlier one.
 // CHECK-LABEL: func.func @step
 // CHECK: gpu.launch_func @traincc_kernels::@step_kernel blocks
-// CHECK: gpu.launch_func @traincc_kernels::@step_kernel_0 blocks
+// CHECK: gpu.launch_func @traincc_kernels::@step_kernel blocks
+// CHECK: gpu.launch_func @traincc_kernels::@step_kernel_1 blocks
 // CHECK: gpu.module @traincc_kernels {
 // CHECK-COUNT-1: memref.global "private" constant @one
 // CHECK: gpu.func @step_kernel(%{{.*}}: memref<4xf32>) kernel
-// CHECK: gpu.func @step_kernel_0(%{{.*}}: memref<4xf32>) kernel
+// CHECK-NOT: gpu.func @step_kernel_0
+// CHECK: gpu.func @step_kernel_1(%{{.*}}: memref<4xf32>) kernel
+// CHECK-NEXT: memref.get_global @one
 // CHECK-NOT: gpu.module
 module attributes {gpu.container_module} {
   func.func @step(%x: memref<4xf32>) {
     %c1 = arith.constant 1 : index
     gpu.launch_func @step_kernel::@step_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
     gpu.launch_func @step_kernel_0::@step_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    gpu.launch_func @step_kernel_1::@step_kernel blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
     return
   }
   gpu.module @step_kernel {
@@ -27,6 +32,13 @@ module attributes {gpu.container_module} {
   gpu.module @step_kernel_0 {
     memref.global "private" constant @one : memref<f32> = dense<1.0>
     gpu.func @step_kernel(%x: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+  gpu.module @step_kernel_1 {
+    memref.global "private" constant @one : memref<f32> = dense<1.0>
+    gpu.func @step_kernel(%x: memref<4xf32>) kernel {
+      %one = memref.get_global @one : memref<f32>
       gpu.return
     }
   }

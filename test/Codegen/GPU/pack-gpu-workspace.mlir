@@ -73,3 +73,53 @@ func.func @dynamic_offset(%ws: memref<2048xi8> {train.gpu_buffer = "workspace"},
   %v = memref.view %ws[%at][] : memref<2048xi8> to memref<128xf32>
   return
 }
+
+// -----
+
+// Tests that a training step (it writes a gradient accumulator) records
+// the workspace bytes alive across the start of the loss, as the CPU plan
+// does: A, written by the forward launch and read by the backward one, is
+// saved; L, the loss (its first launch starts the backward pass, its last
+// copies it to the `loss` out-parameter), is not.
+train.param @w trainable : tensor<128xf32>
+train.param @w.grad gradient : tensor<128xf32>
+// CHECK-LABEL: func.func @micro_step
+// CHECK-SAME: train.saved_activation_bytes = 512 : i64
+func.func @micro_step(%g: memref<128xf32> {train.state = @w.grad}, %loss: memref<f32> {train.name = "loss"}, %ws: memref<1024xi8> {train.gpu_buffer = "workspace"}) {
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %o0 = arith.constant 0 : index
+    %a = memref.view %ws[%o0][] : memref<1024xi8> to memref<128xf32>
+    memref.store %cst, %a[%tx] : memref<128xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %o0 = arith.constant 0 : index
+    %o1 = arith.constant 512 : index
+    %a = memref.view %ws[%o0][] : memref<1024xi8> to memref<128xf32>
+    %l = memref.view %ws[%o1][] : memref<1024xi8> to memref<f32>
+    %v = memref.load %a[%tx] : memref<128xf32>
+    memref.store %v, %l[] : memref<f32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %o0 = arith.constant 0 : index
+    %a = memref.view %ws[%o0][] : memref<1024xi8> to memref<128xf32>
+    %v = memref.load %a[%tx] : memref<128xf32>
+    memref.store %v, %g[%tx] : memref<128xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %o1 = arith.constant 512 : index
+    %l = memref.view %ws[%o1][] : memref<1024xi8> to memref<f32>
+    %v = memref.load %l[] : memref<f32>
+    memref.store %v, %loss[] : memref<f32>
+    gpu.terminator
+  }
+  return
+}

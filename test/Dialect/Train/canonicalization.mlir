@@ -281,6 +281,30 @@ func.func @transpose_of_transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
 
 // -----
 
+// Tests that a transpose pair around a unary elementwise op (tf2onnx's
+// NHWC ReLU between NCHW ops) cancels, attributes kept, and that a unary op
+// with another use or without a transpose before it keeps its transpose.
+// CHECK-LABEL: func.func @transpose_around_unary
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>, %[[Y:.*]]: tensor<2x3x4xf32>)
+// CHECK: %[[L:.*]] = train.leaky_relu %[[X]] alpha 2.000000e-01 : tensor<2x3x4xf32>
+// CHECK: %[[R:.*]] = train.relu %[[Y]]
+// CHECK: %[[T:.*]] = train.transpose %[[R]] perm [1, 2, 0]
+// CHECK: return %[[L]], %[[T]]
+func.func @transpose_around_unary(%x: tensor<2x3x4xf32>, %y: tensor<2x3x4xf32>)
+    -> (tensor<2x3x4xf32>, tensor<3x4x2xf32>) {
+  %0 = train.transpose %x perm [1, 2, 0]
+      : (tensor<2x3x4xf32>) -> tensor<3x4x2xf32>
+  %1 = train.leaky_relu %0 alpha 2.0e-01 : tensor<3x4x2xf32>
+  %2 = train.transpose %1 perm [2, 0, 1]
+      : (tensor<3x4x2xf32>) -> tensor<2x3x4xf32>
+  %3 = train.relu %y : tensor<2x3x4xf32>
+  %4 = train.transpose %3 perm [1, 2, 0]
+      : (tensor<2x3x4xf32>) -> tensor<3x4x2xf32>
+  return %2, %4 : tensor<2x3x4xf32>, tensor<3x4x2xf32>
+}
+
+// -----
+
 // Tests that transposes that cancel disappear.
 // CHECK-LABEL: func.func @transpose_inverse
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)

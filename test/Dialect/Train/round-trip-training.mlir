@@ -47,6 +47,8 @@ func.func @layer_gradients(%x: tensor<8x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %d
   %9 = train.sigmoid_backward %dy, %y : tensor<8x16x8x8xf32>
   // CHECK: train.tanh_backward
   %10 = train.tanh_backward %dy, %y : tensor<8x16x8x8xf32>
+  // CHECK: train.erf_backward
+  %erf_dx = train.erf_backward %dy, %y : tensor<8x16x8x8xf32>
   // CHECK: train.softmax_backward %{{.*}} axis 1
   %11 = train.softmax_backward %dy, %y axis 1 : tensor<8x16x8x8xf32>
   // CHECK: train.log_softmax_backward %{{.*}} axis 1

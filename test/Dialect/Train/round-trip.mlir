@@ -190,6 +190,8 @@ func.func @select(%x: tensor<8x16xf32>, %lo: tensor<f32>, %hi: tensor<f32>,
 // CHECK: train.log_softmax %{{.*}} axis 0 : tensor<8x10xf32>
 // CHECK: train.tanh %{{.*}} : tensor<8x16xf32>
 // CHECK: train.log_softmax %{{.*}} axis 1 : tensor<8x10xf32>
+// CHECK: train.sqrt %{{.*}} : tensor<8x16xf32>
+// CHECK: train.erf %{{.*}} : tensor<8x16xf32>
 func.func @unary(%x: tensor<8x16xf32>, %d: tensor<8x16xf64>,
                  %l: tensor<8x10xf32>) {
   %0 = train.relu %x : tensor<8x16xf32>
@@ -205,6 +207,8 @@ func.func @unary(%x: tensor<8x16xf32>, %d: tensor<8x16xf64>,
   %10 = train.log_softmax %l axis 0 : tensor<8x10xf32>
   %11 = train.tanh %x : tensor<8x16xf32>
   %12 = train.log_softmax %l axis 1 : tensor<8x10xf32>
+  %13 = train.sqrt %x : tensor<8x16xf32>
+  %14 = train.erf %x : tensor<8x16xf32>
   return
 }
 

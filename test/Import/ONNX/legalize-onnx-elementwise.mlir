@@ -254,3 +254,38 @@ func.func @identity(%x: tensor<2x3xf32>) -> tensor<*xf32> {
   %0 = train.onnx_node "Identity"(%x) {node_name = "id", onnx_attrs = {}} : (tensor<2x3xf32>) -> tensor<*xf32>
   return %0 : tensor<*xf32>
 }
+
+// -----
+
+// Tests that Pow with a constant exponent becomes products (2), a square
+// root (0.5) or a reciprocal of them (-1), and that Sqrt is train.sqrt.
+
+// CHECK-LABEL: func.func @pow_sqrt
+// CHECK: %[[SQ:.*]] = train.mul %arg0, %arg0
+// CHECK: %[[ROOT:.*]] = train.sqrt %arg0 : tensor<2x3xf32>
+// CHECK: %[[ONE:.*]] = train.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[INV:.*]] = train.div %[[ONE]], %arg0
+// CHECK: %[[S:.*]] = train.sqrt %arg0
+// CHECK: return %[[SQ]], %[[ROOT]], %[[INV]], %[[S]]
+func.func @pow_sqrt(%x: tensor<2x3xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) {
+  %two = train.constant dense<2.0> : tensor<f32>
+  %half = train.constant dense<0.5> : tensor<f32>
+  %minus = train.constant dense<-1.0> : tensor<f32>
+  %0 = train.onnx_node "Pow"(%x, %two) {node_name = "sq", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<*xf32>
+  %1 = train.onnx_node "Pow"(%x, %half) {node_name = "root", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<*xf32>
+  %2 = train.onnx_node "Pow"(%x, %minus) {node_name = "inv", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<*xf32>
+  %3 = train.onnx_node "Sqrt"(%x) {node_name = "sqrt", onnx_attrs = {}} : (tensor<2x3xf32>) -> tensor<*xf32>
+  return %0, %1, %2, %3 : tensor<*xf32>, tensor<*xf32>, tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// Tests that Erf (GELU's, as PyTorch exports it) is train.erf.
+
+// CHECK-LABEL: func.func @erf
+// CHECK: %[[E:.*]] = train.erf %arg0 : tensor<2x3xf32>
+// CHECK: return %[[E]]
+func.func @erf(%x: tensor<2x3xf32>) -> tensor<*xf32> {
+  %0 = train.onnx_node "Erf"(%x) {node_name = "erf", onnx_attrs = {}} : (tensor<2x3xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

@@ -965,7 +965,20 @@ func.func @expand_shape_not_constant(%s: tensor<2xi64>) {
 func.func @expand_shape() {
   %x = train.constant dense<1> : tensor<3xi64>
   %s = train.constant dense<[2, 4]> : tensor<2xi64>
-  // expected-error @+1 {{input of type 'tensor<3xi64>' cannot be expanded to the requested shape}}
+  // expected-error @+1 {{input of type 'tensor<3xi64>' cannot be expanded to [2, 4]; if the model was exported at another batch size than the --batch-size it is compiled for, export it at batch size 1 or at that batch size}}
   %0 = train.onnx_node "Expand"(%x, %s) {node_name = "e", onnx_attrs = {}} : (tensor<3xi64>, tensor<2xi64>) -> tensor<*xi64>
+  return
+}
+
+// -----
+
+// Tests that Pow names an exponent it cannot express and one that is not a
+// constant.
+func.func @pow_exponent(%x: tensor<2x3xf32>, %y: tensor<f32>) {
+  %e = train.constant dense<1.5> : tensor<f32>
+  // expected-error @+1 {{node 'pow' (Pow): exponent 1.500000e+00 is not supported (only 0.5, 1, 2, 3, 4 and their negatives)}}
+  %0 = train.onnx_node "Pow"(%x, %e) {node_name = "pow", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<*xf32>
+  // expected-error @+1 {{node 'pow2' (Pow): input 1 (Y) must be a constant scalar exponent}}
+  %1 = train.onnx_node "Pow"(%x, %y) {node_name = "pow2", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<*xf32>
   return
 }

@@ -320,3 +320,19 @@ func.func @cast_between_floats(%x: tensor<4xf32>) -> (tensor<*xf16>, tensor<*xbf
   %b = train.onnx_node "Cast"(%h) {node_name = "bf", onnx_attrs = {to = 16 : i64}} : (tensor<*xf16>) -> tensor<*xbf16>
   return %h, %b : tensor<*xf16>, tensor<*xbf16>
 }
+
+// -----
+
+// Tests that a graph input gathered from (token ids into an embedding) is
+// marked with the rows of the smallest table it indexes, which the trainer
+// checks ids against as it loads them.
+
+// CHECK-LABEL: func.func @gather_ids
+// CHECK-SAME: %arg0: tensor<2x5xi64> {train.id_limit = 7 : i64}
+// CHECK: train.gather %arg1, %arg0 axis 0
+// CHECK: train.gather %arg2, %arg0 axis 0
+func.func @gather_ids(%ids: tensor<2x5xi64>, %big: tensor<10x4xf32>, %small: tensor<7x4xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %0 = train.onnx_node "Gather"(%big, %ids) {node_name = "emb1", onnx_attrs = {axis = 0 : i64}} : (tensor<10x4xf32>, tensor<2x5xi64>) -> tensor<*xf32>
+  %1 = train.onnx_node "Gather"(%small, %ids) {node_name = "emb2", onnx_attrs = {axis = 0 : i64}} : (tensor<7x4xf32>, tensor<2x5xi64>) -> tensor<*xf32>
+  return %0, %1 : tensor<*xf32>, tensor<*xf32>
+}

@@ -103,17 +103,89 @@ class FashionCNN(nn.Module):
         return self.net(x)
 
 
+class TokenClassifier(nn.Module):
+    """Token ids -> nn.Embedding -> `body` -> a linear head; the body is a
+    recurrent layer (its last time step's output) or a transformer encoder
+    (mean over the sequence). `vocab` tells the harness to feed int64 ids
+    in [0, vocab)."""
+
+    vocab = 100
+
+    def __init__(self, body, pool="last", dim=32):
+        super().__init__()
+        self.emb = nn.Embedding(self.vocab, dim)
+        self.body = body
+        self.pool = pool
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, ids):
+        h = self.body(self.emb(ids))
+        if isinstance(h, tuple):  # nn.LSTM / nn.GRU: (output, state)
+            h = h[0]
+        h = h[:, -1] if self.pool == "last" else h.mean(1)
+        return self.head(h)
+
+
+class LSTMClassifier(TokenClassifier):
+    def __init__(self):
+        super().__init__(nn.LSTM(32, 32, batch_first=True))
+
+
+class BiLSTMClassifier(TokenClassifier):
+    """Two stacked bidirectional layers (two chained ONNX LSTM nodes)."""
+
+    def __init__(self):
+        super().__init__(nn.LSTM(16, 8, num_layers=2, bidirectional=True,
+                                 batch_first=True), dim=16)
+        self.emb = nn.Embedding(self.vocab, 16)
+
+
+class GRUClassifier(TokenClassifier):
+    def __init__(self):
+        super().__init__(nn.GRU(32, 32, batch_first=True))
+
+
+class TransformerClassifier(TokenClassifier):
+    """nn.TransformerEncoder (post-norm layers, ReLU feed-forward); dropout
+    off, so that both sides compute the same function."""
+
+    def __init__(self):
+        layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0,
+                                           batch_first=True)
+        super().__init__(nn.TransformerEncoder(layer, 2), pool="mean")
+
+
+class GeluTransformerClassifier(TokenClassifier):
+    """Pre-norm layers (norm_first) with a GELU feed-forward (exported as
+    Erf); dropout off."""
+
+    def __init__(self):
+        layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0,
+                                           activation="gelu", norm_first=True,
+                                           batch_first=True)
+        super().__init__(nn.TransformerEncoder(layer, 2), pool="mean")
+
+
 MODELS = {
     "basic-conv-bn": (BasicConvBN, (32, 6, 6), 10),
     "residual": (ResidualBlock, (8, 6, 6), 10),
     "downsample": (DownsampleBlock, (8, 8, 8), 10),
     "mlp-bn": (MLPBatchNorm, (20,), 5),
     "fashion-cnn": (FashionCNN, (1, 28, 28), 10),
+    # Sequences of 16 token ids (8 for the stacked bidirectional LSTM).
+    "lstm": (LSTMClassifier, (16,), 10),
+    "bilstm": (BiLSTMClassifier, (8,), 10),
+    "gru": (GRUClassifier, (16,), 10),
+    "transformer": (TransformerClassifier, (16,), 10),
+    "transformer-gelu": (GeluTransformerClassifier, (16,), 10),
 }
 
 
 def export(model, sample_shape, batch, path):
-    torch.onnx.export(model, torch.zeros((batch,) + sample_shape), path,
+    ids = getattr(model, "vocab", None) is not None
+    sample = torch.zeros((batch,) + sample_shape,
+                         dtype=torch.int64 if ids else torch.float32)
+    torch.onnx.export(model, sample, path,
                       input_names=["input"], output_names=["logits"],
                       training=torch.onnx.TrainingMode.TRAINING,
                       do_constant_folding=False, opset_version=15)
@@ -181,9 +253,14 @@ def pool_batch_norm_statistics(model):
     return update_pooled
 
 
-def make_data(sample_shape, classes, n):
-    """The parity runs' training data: n random samples and labels."""
+def make_data(sample_shape, classes, n, vocab=None):
+    """The parity runs' training data: n random samples (int64 ids in
+    [0, vocab) for token models) and labels."""
     rng = np.random.default_rng(1)
+    if vocab is not None:
+        x = rng.integers(0, vocab, (n,) + sample_shape).astype(np.int64)
+        y = rng.integers(0, classes, n).astype(np.int64)
+        return x, y
     x = rng.standard_normal((n,) + sample_shape).astype(np.float32)
     y = rng.integers(0, classes, n).astype(np.int64)
     return x, y
@@ -214,7 +291,9 @@ def torch_reference(model, x, y, args, dtype, device="cpu"):
         total = 0.0
         for m in range(k):
             i = (step * k + m) * b
-            xb = torch.tensor(x[i:i + b], dtype=dtype, device=device)
+            xb = torch.tensor(x[i:i + b], device=device)
+            if xb.is_floating_point():
+                xb = xb.to(dtype)
             yb = torch.tensor(y[i:i + b], device=device)
             loss = loss_fn(model(xb), yb)
             (loss / k).backward()
@@ -263,7 +342,7 @@ def main():
                                                 args.workdir, "parity-")
 
     n = args.batch * args.accum * args.steps
-    x, y = make_data(sample_shape, classes, n)
+    x, y = make_data(sample_shape, classes, n, getattr(cls, "vocab", None))
     np.save(os.path.join(work, "x.npy"), x)
     np.save(os.path.join(work, "y.npy"), y)
 

@@ -46,23 +46,39 @@ def batch_norms(model):
             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
 
 
+def build(name):
+    """The model with 10 classes, in the form PyTorch 1.13 can export in
+    training mode: no auxiliary classifiers (googlenet and inception_v3 put
+    an AdaptiveAvgPool2d to 4x4 of a 14x14 map there, which the exporter
+    refuses, and return a tuple in training mode), and no stochastic depth
+    (efficientnet, convnext, swin, maxvit: its per-sample bernoulli draw has
+    no exporter)."""
+    extra = {}
+    if name in ("googlenet", "inception_v3"):
+        extra = {"aux_logits": False, "init_weights": True}
+    elif name.startswith(("efficientnet", "convnext", "swin", "maxvit")):
+        extra = {"stochastic_depth_prob": 0.0}
+    return getattr(torchvision.models, name)(num_classes=10, **extra)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", choices=[
-        "resnet18", "mobilenet_v2", "mobilenet_v3_small", "shufflenet_v2_x0_5",
-        "mnasnet0_5", "densenet121"])
+    parser.add_argument("model", help="a torchvision classification model's "
+                        "constructor name (resnet18, mobilenet_v2, ...)")
     parser.add_argument("--mode", choices=sorted(MODES), default="train")
     parser.add_argument("--batch", type=int, default=2,
                         help="example batch size (the batch axis is dynamic)")
     parser.add_argument("--image-size", type=int, default=224)
     parser.add_argument("-o", "--output", required=True)
     args = parser.parse_args()
+    if not callable(getattr(torchvision.models, args.model, None)):
+        parser.error(f"torchvision.models has no model '{args.model}'")
 
     # Training-mode export drops BatchNorm's num_batches_tracked update and
     # says so; traincc keeps its own step count.
     warnings.filterwarnings("ignore", message=".*Removing mutation from node")
     torch.manual_seed(0)
-    model = getattr(torchvision.models, args.model)(num_classes=10)
+    model = build(args.model)
     with torch.no_grad():
         for bn in batch_norms(model):
             bn.weight.uniform_(0.5, 1.5)

@@ -45,7 +45,8 @@
 //   at a barrier (a deadlock on a GPU) fail the kernel (LAUNCH_FAILED,
 //   sticky), with a message naming it on stderr.
 // * TRAINCC_FAKE_CUDA_STATS=FILE appends counters at exit (module kind,
-//   graph captures and launches, kernels run, bytes copied each way, host
+//   graph captures and launches, kernels run, the most device bytes
+//   allocated at once, bytes copied each way, host
 //   waits on streams and events, resources still alive).
 //
 // Single-threaded, like the runtime's use of the driver.
@@ -315,6 +316,7 @@ struct Fake {
   long captures = 0, graphLaunches = 0, eagerLaunches = 0, kernelsRun = 0;
   long streamSyncs = 0, eventSyncs = 0; // host waits
   long allocations = 0, pinnedAllocations = 0;
+  uint64_t peakDeviceBytes = 0; // most bytes allocated at once
   uint64_t bytesToDevice = 0, bytesToHost = 0;
 
   Fake() {
@@ -381,6 +383,8 @@ struct Fake {
     std::fprintf(f, "fake-cuda: kernels run: %ld\n", kernelsRun);
     std::fprintf(f, "fake-cuda: device allocations: %ld, pinned: %ld\n",
                  allocations, pinnedAllocations);
+    std::fprintf(f, "fake-cuda: peak device bytes: %llu\n",
+                 (unsigned long long)peakDeviceBytes);
     std::fprintf(f,
                  "fake-cuda: bytes copied: %llu to the device, %llu to the "
                  "host\n",
@@ -830,6 +834,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *pointer, size_t bytes) {
   std::memset(memory, 0xff, rounded); // device memory is not zeroed
   F.deviceMemory[uintptr_t(memory)] = bytes;
   F.deviceBytes += bytes;
+  F.peakDeviceBytes = std::max<uint64_t>(F.peakDeviceBytes, F.deviceBytes);
   ++F.allocations;
   *pointer = CUdeviceptr(uintptr_t(memory));
   return CUDA_SUCCESS;

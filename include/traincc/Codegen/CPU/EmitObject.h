@@ -4,6 +4,7 @@
 #define TRAINCC_CODEGEN_EMITOBJECT_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -16,6 +17,9 @@ struct ObjectOptions {
   /// LLVM optimisation level, 0 to 3 (traincc -O): lower levels compile
   /// faster and run slower.
   unsigned optLevel = 3;
+  /// Threads for LLVM's optimisation and code generation in
+  /// emitHostObjects; 0 uses every core.
+  unsigned jobs = 0;
 };
 
 /// Whether LLVM's x86 `cpu` (as ObjectOptions::cpu: "native" is this
@@ -34,6 +38,24 @@ bool isKnownCPU(llvm::StringRef cpu);
 mlir::LogicalResult emitHostCode(mlir::ModuleOp module,
                                  const ObjectOptions &options, bool emitIR,
                                  llvm::raw_pwrite_stream &os);
+
+/// What one part of emitHostObjects cost (traincc --timing).
+struct ObjectPartTiming {
+  unsigned functions = 0;
+  double optimizeSeconds = 0, codegenSeconds = 0;
+};
+
+/// As emitHostCode with object files, but the module's functions are
+/// split into up to `options.jobs` parts, balanced by size, that are
+/// optimised and compiled in parallel: `<directory>/kernels-<N>.o`, whose
+/// paths are appended to `objects`. Kernels are self-contained (no
+/// inlining across them is lost), so the code equals a single object's.
+/// `timings`, if given, receives each part's function count and seconds.
+mlir::LogicalResult
+emitHostObjects(mlir::ModuleOp module, const ObjectOptions &options,
+                llvm::StringRef directory,
+                llvm::SmallVectorImpl<std::string> &objects,
+                llvm::SmallVectorImpl<ObjectPartTiming> *timings = nullptr);
 
 } // namespace traincc
 

@@ -17,6 +17,10 @@ namespace traincc {
 /// Marks the functions traincc-outline-parallel-loops outlines, for
 /// traincc-lower-parallel-calls.
 constexpr llvm::StringLiteral kParallelBodyAttrName = "traincc.parallel_body";
+/// Marks the functions it outlines from ops too small to split: called
+/// directly, so that traincc-share-identical-kernels keeps one of each and
+/// step functions stay short sequences of calls for LLVM.
+constexpr llvm::StringLiteral kSerialBodyAttrName = "traincc.serial_body";
 
 #define GEN_PASS_DECL
 #include "traincc/Codegen/CPU/Passes.h.inc"

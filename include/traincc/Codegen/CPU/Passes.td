@@ -85,6 +85,38 @@ def CollapseContiguousLoopsPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def PlanStepMemoryPass
+    : Pass<"traincc-plan-step-memory", "mlir::ModuleOp"> {
+  let summary = "Places every temporary of a step function in one workspace "
+                "argument, sharing memory between temporaries whose lives "
+                "do not overlap";
+  let description = [{
+    Runs on buffers, before the deallocation passes. In each public
+    function, every `memref.alloc` (static shape, identity layout, or an
+    error) becomes a `memref.view` of a new last argument
+    `memref<Bxi8> {train.workspace}` at a constant, 64-byte aligned
+    offset, and its `memref.dealloc`s go. A temporary lives from the
+    top-level op that allocates it to the last top-level op that uses it or
+    any value derived from it (views, reshapes, results of ops that take
+    it); nested regions count as their top-level op, so a loop nest later
+    split across threads keeps its buffers for the whole call. Offsets are
+    first fit, by first use or largest first, whichever needs less
+    (codegen::planArena, shared with `traincc-pack-gpu-workspace`).
+
+    The function gets `train.workspace_bytes` (B), and a training step
+    (one that writes a gradient accumulator) gets
+    `train.saved_activation_bytes`: the temporaries alive across the op
+    that starts computing the loss (written to the `loss` out-parameter),
+    i.e. the forward values the backward pass reads. Functions without
+    allocations are left as they are. The runtime allocates the workspace
+    once, so a step allocates nothing.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def OutlineParallelLoopsPass
     : Pass<"traincc-outline-parallel-loops", "mlir::ModuleOp"> {
   let summary = "Outlines large linalg ops on buffers into functions over a "
@@ -102,10 +134,20 @@ def OutlineParallelLoopsPass
 
     Ops whose operands have non-identity layouts (subviews) stay inline: the
     outlined functions take bare pointers.
+
+    With `outline-serial`, ops too small to split, or without a loop that
+    splits them, move into `@<function>_seq<N>(operands...)` functions
+    (marked `traincc.serial_body`) called directly: a step function becomes
+    a sequence of calls, which LLVM optimises in time linear in its length,
+    and `traincc-share-identical-kernels` keeps one copy of each repeated
+    small kernel as it does of the large ones.
   }];
   let options = [
     Option<"minWork", "min-work", "int64_t", /*default=*/"65536",
            "Smallest iteration count worth dispatching to threads">,
+    Option<"outlineSerial", "outline-serial", "bool", /*default=*/"true",
+           "Also outline the other ops (static shapes, identity layouts) "
+           "into `@<function>_seq<N>(operands...)`, called directly">,
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect",
@@ -127,6 +169,28 @@ def ExpandBF16ConversionsPass
     (`arith-emulate-unsupported-floats`); only the conversions are left.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def ShareIdenticalKernelsPass
+    : Pass<"traincc-share-identical-kernels", "mlir::ModuleOp"> {
+  let summary = "Keeps one copy of structurally identical outlined kernels";
+  let description = [{
+    Repeated blocks of a network (every ResNet bottleneck of a stage, the
+    forward ops that micro_step and eval_step share) outline into kernels
+    that differ only in their name: the same loop nest on the same shapes,
+    called with different buffers. This pass keeps the first of each such
+    group, points every call at it and erases the rest, so each kernel is
+    vectorized, lowered, optimized and emitted once.
+
+    Both kinds of outlined kernels (`traincc.parallel_body` and
+    `traincc.serial_body`) are shared. Kernels are compared as printed IR (generic form, without names and
+    argument attributes). An argument of the kept kernel stays
+    `llvm.noalias` only where it is in every merged copy, since a caller
+    may pass overlapping buffers where another does not.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+  ];
 }
 
 def VectorizeContractionsPass
@@ -232,7 +296,12 @@ def LowerParallelCallsPass
     full range [0, count) becomes: the call's other operands stored into a
     stack context, and `traincc_parallel_for(count, context, @<body>_thunk)`,
     where the generated thunk loads them back and calls the body on the
-    range the runtime hands it (ModelABI.h).
+    range the runtime hands it (ModelABI.h). The body, now called by its
+    thunk alone, becomes internal, so LLVM inlines it there.
+
+    Functions marked `traincc.serial_body` (small ops outlined so that
+    identical ones are shared) stay direct calls, marked `no_inline`: a
+    step function stays a short sequence of calls for LLVM.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

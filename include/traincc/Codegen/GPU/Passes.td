@@ -223,12 +223,17 @@ def PackGPUWorkspacePass
     launches that run one after another on one stream.
     `traincc-prepare-gpu-steps` gave each temporary its own range of the
     workspace; here a temporary (identified by that planned offset) lives
-    from the first launch that views it to the last, and each one, in
-    order of first use, takes the lowest 256-byte aligned offset where it
-    overlaps no temporary alive at the same time (first fit). Every view
-    of the workspace, in the function and in the kernels, is rewritten to
-    the new offset, and the workspace argument and `train.workspace_bytes`
-    shrink to the packed size.
+    from the first launch that views it to the last, and each one takes
+    the lowest 256-byte aligned offset where it overlaps no temporary alive
+    at the same time: first fit, in order of first use or largest first,
+    whichever needs less (codegen::planArena, shared with the CPU's
+    `traincc-plan-step-memory`). Every view of the workspace, in the
+    function and in the kernels, is rewritten to the new offset, and the
+    workspace argument and `train.workspace_bytes` shrink to the packed
+    size. A training step (one with a gradient accumulator) also gets
+    `train.saved_activation_bytes`: the temporaries alive across the launch
+    where the loss starts (the first launch of the temporary copied into
+    the `loss` out-parameter), as on the CPU.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
@@ -242,7 +247,10 @@ def MergeKernelModulesPass
     kernel into `@traincc_kernels`, each renamed after its old module (which
     is unique), and points the `gpu.launch_func` ops at them. Globals the
     kernels share (constants outlining copied into each module) are kept
-    once. Each kernel's workgroup buffers get `llvm.align = 16`: the tiled
+    once, and so are kernels equal up to their names (the same loop nest
+    on the same shapes, as in every repeated block of a network): their
+    launches share the first. Each kernel's workgroup buffers get
+    `llvm.align = 16`: the tiled
     kernels read them with vector loads up to 16 bytes wide, and the NVVM
     lowering otherwise aligns them to their element size only.
 

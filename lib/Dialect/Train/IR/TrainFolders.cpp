@@ -186,6 +186,32 @@ struct ComposeTransposes : OpRewritePattern<TransposeOp> {
   }
 };
 
+/// transpose(u(transpose(x, p)), q) -> u(transpose(transpose(x, p), q)) for
+/// a unary elementwise u used once, which ComposeTransposes then composes
+/// (and folds away when q undoes p): converters from NHWC frameworks
+/// (tf2onnx) wrap each ReLU between a NCHW convolution or BatchNorm and a
+/// NCHW pooling in such a pair.
+struct SinkTransposeThroughUnary : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    Operation *unary = op.getInput().getDefiningOp();
+    if (!unary || !unary->hasTrait<OpTrait::Elementwise>() ||
+        unary->getNumOperands() != 1 || unary->getNumResults() != 1 ||
+        !unary->hasOneUse() ||
+        unary->getOperand(0).getType() != unary->getResult(0).getType() ||
+        !unary->getOperand(0).getDefiningOp<TransposeOp>())
+      return failure();
+    Value moved = TransposeOp::create(rewriter, op.getLoc(),
+                                      unary->getOperand(0), op.getPerm());
+    Operation *sunk = rewriter.clone(*unary);
+    sunk->setOperand(0, moved);
+    sunk->getResult(0).setType(op.getType());
+    rewriter.replaceOp(op, sunk->getResults());
+    return success();
+  }
+};
+
 /// gemm(transpose(A), B) -> gemm(A, B) with trans_a flipped, and likewise
 /// for B: exporters (tf2onnx in particular) spell a transposed operand as a
 /// separate Transpose node.
@@ -243,7 +269,7 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                               MLIRContext *context) {
-  patterns.add<ComposeTransposes>(context);
+  patterns.add<ComposeTransposes, SinkTransposeThroughUnary>(context);
 }
 
 OpFoldResult ConcatOp::fold(FoldAdaptor) {

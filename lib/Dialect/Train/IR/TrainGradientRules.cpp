@@ -417,6 +417,22 @@ LogicalResult TanhOp::emitGradient(GradientEmitter &e) {
   return success();
 }
 
+LogicalResult SqrtOp::emitGradient(GradientEmitter &e) {
+  // d sqrt(x) = dy / (2 y): y + y is exact, so no constant is needed.
+  Value dy = e.getGradient(getResult());
+  OpBuilder &b = e.getBuilder();
+  Value twice = AddOp::create(b, getLoc(), getResult(), getResult());
+  e.addGradient(getInput(), DivOp::create(b, getLoc(), dy, twice));
+  return success();
+}
+
+LogicalResult ErfOp::emitGradient(GradientEmitter &e) {
+  Value dy = e.getGradient(getResult());
+  e.addGradient(getInput(), ErfBackwardOp::create(e.getBuilder(), getLoc(), dy,
+                                                  getInput()));
+  return success();
+}
+
 LogicalResult SoftmaxOp::emitGradient(GradientEmitter &e) {
   Value dy = e.getGradient(getResult());
   e.addGradient(getInput(),

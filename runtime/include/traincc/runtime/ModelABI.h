@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define TRAINCC_ABI_VERSION 5
+#define TRAINCC_ABI_VERSION 6
 
 typedef enum {
   TRAINCC_DTYPE_F32 = 0,
@@ -98,6 +98,10 @@ typedef struct {
   int32_t dtype;    /* traincc_dtype */
   int32_t rank;
   const int64_t *shape; /* shape[0] is the micro-batch for data tensors */
+  /* int64 inputs (token ids): every value must lie in [0, id_limit), the
+     rows of the smallest table the input indexes (an embedding); 0 when
+     no table bounds them. 0 for float tensors. */
+  int64_t id_limit;
 } traincc_io_tensor;
 
 typedef struct {
@@ -129,6 +133,15 @@ typedef struct {
 typedef struct {
   traincc_step_cost micro_step, apply_step, eval_step;
 } traincc_step_costs;
+
+/* The static memory plan of the steps' temporaries (`traincc --report`):
+   the workspace each step needs (the runtime allocates the largest, once;
+   steps allocate nothing) and, of micro_step's, the bytes that hold
+   forward values saved for the backward pass. */
+typedef struct {
+  uint64_t micro_step, apply_step, eval_step;
+  uint64_t saved_activations;
+} traincc_memory_plan;
 
 /* ---- GPU program (traincc --target cuda) --------------------------------
  *
@@ -194,6 +207,7 @@ typedef struct {
   uint64_t workspace_bytes;
   traincc_gpu_plan micro_step, apply_step, eval_step;
   traincc_step_costs costs; /* of the launch plans */
+  traincc_memory_plan memory; /* of the workspace */
 } traincc_gpu_program;
 
 typedef struct {
@@ -260,6 +274,9 @@ typedef struct {
 
   /* What the CPU step functions' loop nests cost. */
   traincc_step_costs cpu_costs;
+
+  /* The CPU steps' workspace plan (workspace_bytes is its largest). */
+  traincc_memory_plan cpu_memory;
 } traincc_model;
 
 /* Defined by the generated object. */

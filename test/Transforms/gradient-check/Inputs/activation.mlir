@@ -124,3 +124,63 @@ module @dropout {
     return %y : tensor<4x3xf64>
   }
 }
+
+// -----
+
+// Square root of a positive value (x^2 + 0.5).
+module @sqrt {
+  train.param @shift trainable : tensor<3x8xf64>
+  func.func @forward(%x: tensor<3x8xf64>) -> tensor<3x8xf64> {
+    %s = train.read_param @shift : tensor<3x8xf64>
+    %half = train.constant dense<5.000000e-01> : tensor<f64>
+    %x1 = train.add %x, %s : (tensor<3x8xf64>, tensor<3x8xf64>) -> tensor<3x8xf64>
+    %sq = train.mul %x1, %x1 : (tensor<3x8xf64>, tensor<3x8xf64>) -> tensor<3x8xf64>
+    %p = train.add %sq, %half : (tensor<3x8xf64>, tensor<f64>) -> tensor<3x8xf64>
+    %y = train.sqrt %p : tensor<3x8xf64>
+    return %y : tensor<3x8xf64>
+  }
+}
+
+// -----
+
+// LayerNorm over the last axis as PyTorch 1.13 exports it (ReduceMean, Sub,
+// Pow 2, ReduceMean, Add eps, Sqrt, Div, then scale and bias), in the Train
+// ops the importer makes of it.
+module @layer_norm_decomposed {
+  train.param @shift trainable : tensor<3x8xf64>
+  train.param @gamma trainable : tensor<8xf64>
+  train.param @beta trainable : tensor<8xf64>
+  func.func @forward(%x: tensor<3x8xf64>) -> tensor<3x8xf64> {
+    %s = train.read_param @shift : tensor<3x8xf64>
+    %g = train.read_param @gamma : tensor<8xf64>
+    %b = train.read_param @beta : tensor<8xf64>
+    %n = train.constant dense<8.000000e+00> : tensor<f64>
+    %eps = train.constant dense<1.000000e-05> : tensor<f64>
+    %x1 = train.add %x, %s : (tensor<3x8xf64>, tensor<3x8xf64>) -> tensor<3x8xf64>
+    %sum = train.sum_to %x1 : tensor<3x8xf64> -> tensor<3x1xf64>
+    %mean = train.div %sum, %n : (tensor<3x1xf64>, tensor<f64>) -> tensor<3x1xf64>
+    %d = train.sub %x1, %mean : (tensor<3x8xf64>, tensor<3x1xf64>) -> tensor<3x8xf64>
+    %d2 = train.mul %d, %d : (tensor<3x8xf64>, tensor<3x8xf64>) -> tensor<3x8xf64>
+    %vsum = train.sum_to %d2 : tensor<3x8xf64> -> tensor<3x1xf64>
+    %var = train.div %vsum, %n : (tensor<3x1xf64>, tensor<f64>) -> tensor<3x1xf64>
+    %ve = train.add %var, %eps : (tensor<3x1xf64>, tensor<f64>) -> tensor<3x1xf64>
+    %std = train.sqrt %ve : tensor<3x1xf64>
+    %norm = train.div %d, %std : (tensor<3x8xf64>, tensor<3x1xf64>) -> tensor<3x8xf64>
+    %scaled = train.mul %norm, %g : (tensor<3x8xf64>, tensor<8xf64>) -> tensor<3x8xf64>
+    %y = train.add %scaled, %b : (tensor<3x8xf64>, tensor<8xf64>) -> tensor<3x8xf64>
+    return %y : tensor<3x8xf64>
+  }
+}
+
+// -----
+
+// The error function (GELU's, as PyTorch exports it).
+module @erf {
+  train.param @shift trainable : tensor<3x8xf64>
+  func.func @forward(%x: tensor<3x8xf64>) -> tensor<3x8xf64> {
+    %s = train.read_param @shift : tensor<3x8xf64>
+    %x1 = train.add %x, %s : (tensor<3x8xf64>, tensor<3x8xf64>) -> tensor<3x8xf64>
+    %y = train.erf %x1 : tensor<3x8xf64>
+    return %y : tensor<3x8xf64>
+  }
+}

@@ -309,6 +309,17 @@ def Train_TanhBackwardOp : Train_ActivationBackwardOp<"tanh_backward"> {
   let assemblyFormat = "$grad `,` $output attr-dict `:` type($result)";
 }
 
+def Train_ErfBackwardOp : Train_ActivationBackwardOp<"erf_backward"> {
+  let summary = "grad * 2 / sqrt(pi) * exp(-x * x) for the forward input x";
+  let description = [{
+    ```mlir
+    %dx = train.erf_backward %dy, %x : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
+}
+
 def Train_SoftmaxBackwardOp : Train_Op<"softmax_backward",
     [Pure, SameOperandsAndResultType]> {
   let summary = "y * (grad - sum(grad * y)) along the axis";

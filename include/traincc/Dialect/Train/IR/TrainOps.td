@@ -427,6 +427,31 @@ def Train_TanhOp : Train_UnaryOp<"tanh", [Train_Differentiable]> {
   let arguments = (ins Train_FloatTensor:$input);
 }
 
+def Train_SqrtOp : Train_UnaryOp<"sqrt", [Train_Differentiable]> {
+  let summary = "square root";
+  let description = [{
+    The gradient is dy / (2 sqrt(x)), built from the result (LayerNorm's
+    decomposition divides by sqrt(var + eps)).
+
+    ```mlir
+    %y = train.sqrt %x : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+}
+
+def Train_ErfOp : Train_UnaryOp<"erf", [Train_Differentiable]> {
+  let summary = "Gauss error function";
+  let description = [{
+    What PyTorch exports GELU as (x * 0.5 * (1 + erf(x / sqrt 2))).
+
+    ```mlir
+    %y = train.erf %x : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+}
+
 // Not Pure: each dropout draws its own mask, so two dropouts of one tensor
 // must not be merged by CSE. The result is marked as a fresh allocation (as
 // bufferization.alloc_tensor does), which keeps CSE off and lets DCE remove an

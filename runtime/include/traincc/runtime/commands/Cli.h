@@ -59,6 +59,10 @@ struct TrainerOptions {
   // Weights from a file instead of the compiled-in ones (Weights.h):
   // eval/predict --weights or --checkpoint, train --init-from.
   std::optional<std::string> weightsPath, checkpointPath, initFromPath;
+
+  // Data parallelism (Communicator.h, DataParallel.h).
+  bool syncBatchNorm = false; // --sync-bn
+  double distTimeout = 300;   // --dist-timeout, seconds
 };
 
 /// Parses argv[1..argc) (argv[0] is the program). On success the options

@@ -15,6 +15,13 @@
 // with another value count is always an error. Built-in datasets reshape
 // freely (their layout is known).
 //
+// Integer inputs: a model whose input is int64 (token ids that an embedding
+// looks up) reads int64 files (int32 and uint8 widened; float files are an
+// error), and every id must lie in [0, rows) of the table it indexes, which
+// the trainer knows from compile time (ModelABI.h id_limit): an id outside
+// is an error naming the file, sample and element. --scale, --normalize,
+// --augment and --dataset (images) do not apply to ids and are errors.
+//
 // Input values: --scale divides uint8 inputs by 255 (torchvision's ToTensor,
 // what --dataset fashion-mnist does); uint8 inputs without it are used as
 // they are (0..255) with a warning, and --scale on inputs of another type is

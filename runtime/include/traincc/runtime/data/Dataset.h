@@ -1,9 +1,12 @@
 //===- Dataset.h - Samples and their labels or targets ----------*- C++ -*-===//
 //
-// A Dataset is N samples of float32 inputs [N, ...] with, per sample, a class
-// label (int64, checked against the number of classes), a float32 target
-// row, or nothing (predict). Storage is shared and immutable, so slices
-// (validation split, copies held by batchers) cost nothing.
+// A Dataset is N samples of float32 inputs [N, ...], or of int64 ids [N, ...]
+// for a model whose input is integer (token ids an embedding looks up), with,
+// per sample, a class label (int64, checked against the number of classes),
+// a float32 target row, or nothing (predict). Storage is shared and
+// immutable, so slices (validation split, copies held by batchers) cost
+// nothing. The batch holds the samples in the model's input type, so the
+// step functions read them as they are.
 //
 // Validation split (--val-split F): the LAST round(N * F) samples, in file
 // order, before any shuffling (Keras's validation_split convention). The
@@ -21,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace traincc::rt {
@@ -37,22 +41,34 @@ struct MicroBatch {
   /// Rows holding real samples; the rest are padding (evaluation only):
   /// zero inputs, label 0, zero targets, sample index -1.
   int64_t realRows = 0;
-  std::vector<float> inputs;    // rows * sampleElements
+  std::vector<float> inputs;    // rows * sampleElements (float inputs)
+  std::vector<int64_t> inputIds; // rows * sampleElements (integer inputs)
   std::vector<int64_t> labels;  // rows (ClassLabels)
   std::vector<float> targets;   // rows * targetElements (Values)
   std::vector<int64_t> indices; // dataset index of each row, -1 for padding
+
+  /// The rows as the step functions take them (float32 or int64).
+  const void *inputData() const {
+    return inputIds.empty() ? static_cast<const void *>(inputs.data())
+                            : static_cast<const void *>(inputIds.data());
+  }
 };
+
+/// Samples as a file holds them for the model: float32 values, or int64 ids
+/// when the model's input is integer.
+using InputTensor = std::variant<FloatTensor, Int64Tensor>;
 
 class Dataset {
 public:
   /// Inputs [N, ...] with class labels [N]; every label must lie in
   /// [0, numClasses). Non-finite inputs are rejected.
-  static Expected<Dataset> withLabels(FloatTensor inputs, Int64Tensor labels,
+  static Expected<Dataset> withLabels(InputTensor inputs, Int64Tensor labels,
                                       int64_t numClasses);
   /// Inputs [N, ...] with float targets [N, ...].
-  static Expected<Dataset> withTargets(FloatTensor inputs, FloatTensor targets);
+  static Expected<Dataset> withTargets(InputTensor inputs,
+                                       FloatTensor targets);
   /// Inputs only.
-  static Expected<Dataset> inputsOnly(FloatTensor inputs);
+  static Expected<Dataset> inputsOnly(InputTensor inputs);
 
   int64_t size() const { return count_; }
   TargetKind targetKind() const { return kind_; }
@@ -66,7 +82,11 @@ public:
   /// Where the inputs came from, for messages.
   const std::string &inputSource() const;
 
+  /// True when the samples are int64 ids (inputIdRow), else float32
+  /// (inputRow).
+  bool integerInputs() const { return ids_ != nullptr; }
   const float *inputRow(int64_t index) const;
+  const int64_t *inputIdRow(int64_t index) const;
   int64_t label(int64_t index) const;
   const float *targetRow(int64_t index) const;
 
@@ -96,9 +116,10 @@ public:
 
 private:
   Dataset() = default;
-  static Expected<Dataset> fromInputs(FloatTensor inputs);
+  static Expected<Dataset> fromInputs(InputTensor inputs);
 
-  std::shared_ptr<const FloatTensor> inputs_;
+  std::shared_ptr<const FloatTensor> inputs_; // float inputs, or
+  std::shared_ptr<const Int64Tensor> ids_;    // integer inputs
   std::shared_ptr<const Int64Tensor> labels_;
   std::shared_ptr<const FloatTensor> targets_;
   TargetKind kind_ = TargetKind::None;

@@ -64,6 +64,11 @@ struct SamplerOptions {
   /// Prepare the next micro-batch on a background thread (--no-prefetch
   /// turns it off; results are the same).
   bool prefetch = true;
+  /// Data parallelism (distributed/DataParallel.h): the epoch's order is
+  /// cut into global micro-batches of `replicas` x microBatch samples, and
+  /// this sampler hands out slice `replica` of each, so that the replicas
+  /// together see the order of one process with the global micro-batch.
+  int64_t replicas = 1, replica = 0;
 };
 
 /// Where the training data stream is: everything a checkpoint needs to
@@ -75,7 +80,7 @@ struct LoaderState {
   uint64_t nextBatch = 0;     // next micro-batch within the epoch
   uint64_t epochRngState = 0; // generator state the epoch's order came from
   uint64_t datasetSize = 0;
-  uint64_t microBatch = 0;
+  uint64_t microBatch = 0;    // the global one: replicas x micro-batch
   uint64_t weightsHash = 0; // FNV-1a of the class weights' bit patterns
 
   static constexpr int64_t kSerializedSize = 72;
@@ -123,10 +128,14 @@ public:
 private:
   TrainSampler(Dataset data) : data_(std::move(data)) {}
   void buildEpochOrder();
+  /// Where micro-batch `k` of the epoch starts in its order, in units of
+  /// micro-batches: this replica's slice of global micro-batch k.
+  uint64_t sliceOf(uint64_t k) const { return k * replicas_ + replica_; }
 
   Dataset data_;
   int64_t microBatch_ = 1;
   int64_t batchesPerEpoch_ = 0;
+  uint64_t replicas_ = 1, replica_ = 0;
   std::vector<double> classWeights_;
   /// Weighted mode: samples of each class in file order, and the running
   /// sums of weight * count per class.

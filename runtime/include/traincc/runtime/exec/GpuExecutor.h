@@ -68,11 +68,16 @@ public:
   /// "cubin sm_90" or "PTX (JIT for sm_89)" (followed by why the cubin
   /// failed when the driver refused it and the PTX loaded instead).
   const std::string &moduleKind() const { return moduleKind_; }
+  /// The device state arena and the stream the steps run on, for
+  /// collectives that work in device memory (data parallelism's NCCL).
+  unsigned long long stateArena() const; // a CUdeviceptr
+  void *computeStream() const;
+  const CudaDriver &driver() const;
 
   /// Enqueues micro_step on one micro-batch (input: micro_batch rows of
   /// float32; target: null for a model without one) and returns once the
   /// batch is staged; the loss comes from collectLosses().
-  Error microStep(const float *input, const void *target, float gradScale,
+  Error microStep(const void *input, const void *target, float gradScale,
                   uint64_t seed);
   /// Waits for the enqueued micro-steps and appends their losses to
   /// `losses` in order.
@@ -81,7 +86,7 @@ public:
   Error applyStep(float lr, int64_t step);
   /// eval_step, waited for: `output` gets micro_batch rows, `losses` (when
   /// `target` is not null) micro_batch values.
-  Error evalStep(const float *input, const void *target, float *output,
+  Error evalStep(const void *input, const void *target, float *output,
                  float *losses);
 
   /// Byte ranges of the state arena.

@@ -31,6 +31,17 @@ namespace traincc::rt {
 /// Where the steps should run (--device).
 enum class DeviceChoice { Auto, Cpu, Cuda };
 
+class CudaDriver;
+
+/// A device's state arena (a CUdeviceptr) and the stream (a CUstream) the
+/// steps run on, for collectives in device memory (NCCL); all zero on the
+/// CPU.
+struct DeviceArena {
+  const CudaDriver *driver = nullptr;
+  unsigned long long state = 0;
+  void *stream = nullptr;
+};
+
 /// The loss scaler's scalars after an apply_step (ModelABI.h).
 struct LossScalerReading {
   float scale = 1;       // what the next micro-steps scale gradients by
@@ -48,7 +59,7 @@ public:
   virtual std::string description() const = 0;
 
   /// Starts micro_step on one micro-batch (`target` null without one).
-  virtual Error microStep(const float *input, const void *target,
+  virtual Error microStep(const void *input, const void *target,
                           float gradScale, uint64_t seed) = 0;
   /// Waits for the micro-steps started since the last call and appends
   /// their losses, in order.
@@ -56,7 +67,7 @@ public:
   virtual Error applyStep(float lr, int64_t step) = 0;
   /// eval_step, finished when it returns (`target` and `losses` may be
   /// null).
-  virtual Error evalStep(const float *input, const void *target,
+  virtual Error evalStep(const void *input, const void *target,
                          float *output, float *losses) = 0;
 
   virtual Error syncStateToHost() = 0;
@@ -65,6 +76,8 @@ public:
   /// monitor reads and clipping writes each step).
   virtual Error syncGradientsToHost() = 0;
   virtual Error syncGradientsToDevice() = 0;
+  /// Where the device arena is, for collectives that work on it in place.
+  virtual DeviceArena deviceArena() { return {}; }
 
   /// The loss scale and found_inf once the steps started so far are done,
   /// read every step of a model with loss scaling (an error without). On a

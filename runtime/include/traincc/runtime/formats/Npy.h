@@ -19,6 +19,8 @@
 //   readNpyInt64 (class labels):
 //     int64 as stored; int32 and uint8 widened; floating point is an error
 //     (class labels are integers; float targets go with an MSE loss).
+//   readNpyIds (inputs of a model whose input is integer, e.g. token ids):
+//     the same widening as readNpyInt64; floating point is an error.
 // Byte order '<', '>' (swapped on read) and '|' (one-byte types) are accepted.
 // The data must fill the file exactly: short files are "truncated", extra
 // bytes are an error too. No buffer larger than the file is ever allocated.
@@ -71,6 +73,8 @@ struct NpyFloatArray {
 Expected<NpyFloatArray> readNpyAsFloat32(const std::string &path);
 /// Reads an .npy file as int64 (rules above).
 Expected<Int64Tensor> readNpyInt64(const std::string &path);
+/// Reads an .npy file of integer inputs as int64 (rules above).
+Expected<Int64Tensor> readNpyIds(const std::string &path);
 
 /// Writes little-endian float32 / int64 .npy files atomically.
 Error writeNpy(const std::string &path, const std::vector<int64_t> &shape,

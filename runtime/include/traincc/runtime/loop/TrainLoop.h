@@ -46,6 +46,7 @@
 #define TRAINCC_RUNTIME_LOOP_TRAINLOOP_H
 
 #include "traincc/runtime/data/DataSources.h"
+#include "traincc/runtime/distributed/DataParallel.h"
 #include "traincc/runtime/exec/StepBackend.h"
 #include "traincc/runtime/loop/TrainingSettings.h"
 #include "traincc/runtime/support/Model.h"
@@ -84,10 +85,17 @@ struct TrainingOutcome {
 /// Trains the backend's state in place on `data` (from --resume's
 /// checkpoint when given); progress lines go to `progress`. On return the
 /// host arena (backend.memory()) holds the final state.
+///
+/// With `replicas` (data parallelism, DataParallel.h) this process is one
+/// replica: its sampler hands out its slice of every global micro-batch,
+/// the gradients are averaged over the replicas before each apply_step,
+/// the logged losses are the replicas' mean, a signal stops every replica
+/// after the same step, and only rank 0 writes the log and checkpoints.
 Expected<TrainingOutcome> runTraining(const ModelInfo &model,
                                       StepBackend &backend, TrainingData data,
                                       const TrainingSettings &settings,
-                                      std::FILE *progress);
+                                      std::FILE *progress,
+                                      ReplicaSync *replicas = nullptr);
 
 } // namespace traincc::rt
 

@@ -38,7 +38,7 @@ std::vector<int64_t> shapeOf(const traincc_io_tensor &tensor);
 std::vector<int64_t> shapeOf(const traincc_state_tensor &tensor);
 /// The shape without the leading micro-batch axis.
 std::vector<int64_t> sampleShapeOf(const traincc_io_tensor &tensor);
-/// "name float32 [8,1,28,28]".
+/// "name float32 [8,1,28,28]", "ids int64 [8,16] (ids 0..99)".
 std::string describeTensor(const traincc_io_tensor &tensor);
 
 /// Checks a descriptor before the runtime uses it: ABI version, non-null
@@ -78,6 +78,8 @@ struct ModelInfo {
     return abi->loss == TRAINCC_LOSS_CROSS_ENTROPY;
   }
   bool hasTarget() const { return abi->loss != TRAINCC_LOSS_OUTPUT; }
+  /// True when the input is int64 ids (an embedding's), false for float32.
+  bool integerInput() const { return abi->input.dtype == TRAINCC_DTYPE_I64; }
   /// False for a CUDA-only trainer (traincc --target cuda).
   bool hasCpuSteps() const { return abi->micro_step != nullptr; }
 };
