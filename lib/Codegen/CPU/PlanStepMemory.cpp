@@ -161,19 +161,8 @@ struct PlanStepMemoryPass
   std::optional<int64_t>
   backwardStart(ModuleOp module, func::FuncOp func,
                 const DenseMap<Operation *, int64_t> &position) {
-    Value loss;
-    bool accumulatesGradients = false;
-    for (BlockArgument arg : func.getArguments()) {
-      unsigned i = arg.getArgNumber();
-      if (auto name = func.getArgAttrOfType<StringAttr>(i, "train.name"))
-        if (name.getValue() == "loss")
-          loss = arg;
-      if (auto state = func.getArgAttrOfType<FlatSymbolRefAttr>(i,
-                                                                "train.state"))
-        if (auto param = module.lookupSymbol<train::ParamOp>(state))
-          accumulatesGradients |= param.getKind() == train::ParamKind::Gradient;
-    }
-    if (!loss || !accumulatesGradients)
+    Value loss = codegen::lossOfGradientStep(module, func);
+    if (!loss)
       return std::nullopt;
     for (Operation *user : loss.getUsers())
       if (auto copy = dyn_cast<memref::CopyOp>(user))

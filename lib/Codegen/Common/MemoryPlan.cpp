@@ -1,6 +1,7 @@
 //===- MemoryPlan.cpp - one arena for the temporaries of a step -----------===//
 
 #include "traincc/Codegen/Common/MemoryPlan.h"
+#include "traincc/Dialect/Train/IR/TrainOps.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Sequence.h"
@@ -100,4 +101,21 @@ int64_t traincc::codegen::bytesLiveAcross(llvm::ArrayRef<PlannedBuffer> buffers,
     if (buffer.first < position && buffer.last >= position)
       bytes += alignedSize(buffer, alignment);
   return bytes;
+}
+
+mlir::Value traincc::codegen::lossOfGradientStep(mlir::ModuleOp module,
+                                                 mlir::func::FuncOp step) {
+  using namespace mlir;
+  Value loss;
+  bool writesGradients = false;
+  for (BlockArgument arg : step.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (auto name = step.getArgAttrOfType<StringAttr>(i, "train.name"))
+      if (name.getValue() == "loss")
+        loss = arg;
+    if (auto state = step.getArgAttrOfType<FlatSymbolRefAttr>(i, "train.state"))
+      if (auto param = module.lookupSymbol<train::ParamOp>(state))
+        writesGradients |= param.getKind() == train::ParamKind::Gradient;
+  }
+  return writesGradients ? loss : Value();
 }

@@ -137,19 +137,8 @@ struct PackGPUWorkspacePass
       ModuleOp module, func::FuncOp func,
       llvm::MapVector<int64_t, codegen::PlannedBuffer> &temporaries,
       DenseMap<Operation *, std::pair<int64_t, SmallVector<int64_t>>> &uses) {
-    Value loss;
-    bool accumulatesGradients = false;
-    for (BlockArgument arg : func.getArguments()) {
-      unsigned i = arg.getArgNumber();
-      if (auto name = func.getArgAttrOfType<StringAttr>(i, "train.name"))
-        if (name.getValue() == "loss")
-          loss = arg;
-      if (auto state =
-              func.getArgAttrOfType<FlatSymbolRefAttr>(i, "train.state"))
-        if (auto param = module.lookupSymbol<train::ParamOp>(state))
-          accumulatesGradients |= param.getKind() == train::ParamKind::Gradient;
-    }
-    if (!loss || !accumulatesGradients)
+    Value loss = codegen::lossOfGradientStep(module, func);
+    if (!loss)
       return std::nullopt;
     Block &body = func.getBody().front();
     Operation *first = nullptr, *last = nullptr;

@@ -1,6 +1,7 @@
 //===- DataParallel.cpp - Keeping the replicas of a model in step ---------===//
 
 #include "traincc/runtime/distributed/DataParallel.h"
+#include "traincc/runtime/exec/StepBackend.h"
 
 #include <algorithm>
 #include <cstring>
@@ -43,27 +44,7 @@ Error ReplicaSync::useDeviceCollectives(StepBackend &backend,
   if (!device.state)
     return Error::success();
   // Runs of adjacent gradient tensors, one all-reduce each.
-  std::vector<const traincc_state_tensor *> byOffset;
-  for (int32_t s = 0; s < model_->num_state; ++s)
-    if (model_->state[s].bytes > 0)
-      byOffset.push_back(&model_->state[s]);
-  std::sort(byOffset.begin(), byOffset.end(),
-            [](const traincc_state_tensor *a, const traincc_state_tensor *b) {
-              return a->offset < b->offset;
-            });
-  NcclGradients::Ranges ranges;
-  bool extend = false;
-  for (const traincc_state_tensor *t : byOffset) {
-    if (t->kind != TRAINCC_STATE_GRADIENT) {
-      extend = false;
-      continue;
-    }
-    if (extend)
-      ranges.back().second = t->offset + t->bytes - ranges.back().first;
-    else
-      ranges.push_back({t->offset, t->bytes});
-    extend = true;
-  }
+  NcclGradients::Ranges ranges = gradientByteRanges(*model_);
   Expected<std::unique_ptr<NcclGradients>> nccl = NcclGradients::open(
       *replicas_, device, std::move(ranges), timeoutSeconds, note);
   if (!nccl)

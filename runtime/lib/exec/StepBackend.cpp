@@ -56,7 +56,7 @@ public:
   CudaBackend(const ModelInfo &model, ModelMemory &memory,
               std::unique_ptr<GpuExecutor> executor)
       : StepBackend(model, memory), executor_(std::move(executor)),
-        gradients_(gradientRanges(*model.abi)) {}
+        gradients_(gradientByteRanges(*model.abi)) {}
 
   const char *name() const override { return "cuda"; }
   std::string description() const override {
@@ -105,33 +105,6 @@ public:
   }
 
 private:
-  /// The arena's gradient tensors as few copies as possible: gradients
-  /// with no other tensor between them (the compiler lays them out
-  /// together) are one copy, alignment padding included.
-  static GpuExecutor::ArenaRanges gradientRanges(const traincc_model &abi) {
-    std::vector<const traincc_state_tensor *> byOffset;
-    for (int32_t s = 0; s < abi.num_state; ++s)
-      if (abi.state[s].bytes > 0)
-        byOffset.push_back(&abi.state[s]);
-    std::sort(byOffset.begin(), byOffset.end(),
-              [](const traincc_state_tensor *a, const traincc_state_tensor *b) {
-                return a->offset < b->offset;
-              });
-    GpuExecutor::ArenaRanges ranges;
-    bool extend = false;
-    for (const traincc_state_tensor *t : byOffset) {
-      if (t->kind != TRAINCC_STATE_GRADIENT) {
-        extend = false;
-        continue;
-      }
-      if (extend)
-        ranges.back().second = t->offset + t->bytes - ranges.back().first;
-      else
-        ranges.push_back({t->offset, t->bytes});
-      extend = true;
-    }
-    return ranges;
-  }
 
   Error syncLossScalerToHost() override {
     const traincc_model &abi = *model_.abi;
@@ -170,6 +143,33 @@ Expected<std::shared_ptr<const CudaDriver>> openCuda() {
 }
 
 } // namespace
+
+std::vector<std::pair<uint64_t, uint64_t>>
+gradientByteRanges(const traincc_model &abi) {
+  std::vector<const traincc_state_tensor *> byOffset;
+  for (int32_t s = 0; s < abi.num_state; ++s)
+    if (abi.state[s].bytes > 0)
+      byOffset.push_back(&abi.state[s]);
+  std::sort(byOffset.begin(), byOffset.end(),
+            [](const traincc_state_tensor *a, const traincc_state_tensor *b) {
+              return a->offset < b->offset;
+            });
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  bool extend = false;
+  for (const traincc_state_tensor *t : byOffset) {
+    if (t->kind != TRAINCC_STATE_GRADIENT) {
+      extend = false;
+      continue;
+    }
+    if (extend)
+      ranges.back().second = t->offset + t->bytes - ranges.back().first;
+    else
+      ranges.push_back({t->offset, t->bytes});
+    extend = true;
+  }
+  return ranges;
+}
+
 
 Expected<LossScalerReading> StepBackend::readLossScaler() {
   const traincc_model &abi = *model_.abi;

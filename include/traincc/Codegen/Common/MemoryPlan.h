@@ -12,6 +12,8 @@
 #ifndef TRAINCC_CODEGEN_COMMON_MEMORYPLAN_H
 #define TRAINCC_CODEGEN_COMMON_MEMORYPLAN_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -59,6 +61,11 @@ int64_t peakLiveBytes(llvm::ArrayRef<PlannedBuffer> buffers,
 /// `position`, the forward values saved for the backward pass.
 int64_t bytesLiveAcross(llvm::ArrayRef<PlannedBuffer> buffers,
                         int64_t position, int64_t alignment);
+
+/// The `loss` out-parameter of a step that writes gradients (whose backward
+/// pass follows the loss), or null for any other step: what the plans use
+/// to tell the activations saved for the backward pass.
+mlir::Value lossOfGradientStep(mlir::ModuleOp module, mlir::func::FuncOp step);
 
 } // namespace traincc::codegen
 

@@ -24,6 +24,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace traincc::rt {
@@ -118,6 +119,12 @@ createStepBackend(const ModelInfo &model, ModelMemory &memory,
 /// only for `--device cuda` when CUDA is unusable.
 Expected<std::string> describeDevice(const ModelInfo &model,
                                      DeviceChoice choice);
+
+/// The state arena's gradient tensors as [offset, bytes) ranges, as few as
+/// possible: gradients with no other tensor between them (the compiler
+/// lays them out together) are one range, alignment padding included.
+std::vector<std::pair<uint64_t, uint64_t>>
+gradientByteRanges(const traincc_model &abi);
 
 } // namespace traincc::rt
 
