@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExportChecks.h"
+#include "ModelLoader.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -93,31 +94,9 @@ const char *getDynamicBatchRecipe(Producer producer) {
 /// The integer values of a 0-d or 1-d INT64/INT32 tensor.
 std::optional<llvm::SmallVector<int64_t>>
 getIntegerValues(const onnx::TensorProto &tensor) {
-  bool wide = tensor.data_type() == onnx::TensorProto::INT64;
-  if (tensor.dims_size() > 1 ||
-      (!wide && tensor.data_type() != onnx::TensorProto::INT32))
+  if (tensor.dims_size() > 1)
     return std::nullopt;
-  llvm::SmallVector<int64_t> values;
-  if (tensor.has_raw_data()) {
-    const std::string &raw = tensor.raw_data();
-    size_t width = wide ? 8 : 4;
-    for (size_t offset = 0; offset + width <= raw.size(); offset += width) {
-      if (wide) {
-        int64_t value;
-        std::memcpy(&value, raw.data() + offset, 8);
-        values.push_back(value);
-      } else {
-        int32_t value;
-        std::memcpy(&value, raw.data() + offset, 4);
-        values.push_back(value);
-      }
-    }
-  } else if (wide) {
-    values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
-  } else {
-    values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
-  }
-  return values;
+  return readIntegerTensor(tensor);
 }
 
 class ExportChecker {

@@ -20,6 +20,7 @@
 
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include "onnx/onnx_pb.h"
@@ -123,6 +124,11 @@ mlir::LogicalResult sortGraph(onnx::GraphProto &graph, mlir::Location loc);
 
 /// The ONNX name of a TensorProto element type ("FLOAT", "STRING", ...).
 std::string getElementTypeName(int32_t dataType);
+
+/// The values of an int32 or int64 tensor (raw or typed data) widened to
+/// int64, or nullopt for another element type.
+std::optional<llvm::SmallVector<int64_t>>
+readIntegerTensor(const onnx::TensorProto &tensor);
 
 /// "a sequence", "a map", ... for a type that is not a tensor.
 const char *getTypeKindName(const onnx::TypeProto &type);

@@ -56,36 +56,6 @@ const llvm::StringSet<> kChangedOps = {
     // Opset 21.
     "QLinearMatMul"};
 
-/// Integer values of a constant tensor; nullopt for other tensors.
-std::optional<llvm::SmallVector<int64_t>>
-readInts(const onnx::TensorProto &tensor) {
-  bool wide = tensor.data_type() == onnx::TensorProto::INT64;
-  if (!wide && tensor.data_type() != onnx::TensorProto::INT32)
-    return std::nullopt;
-  llvm::SmallVector<int64_t> values;
-  if (tensor.has_raw_data()) {
-    // Sizes were validated against the shape before.
-    const std::string &raw = tensor.raw_data();
-    size_t width = wide ? 8 : 4;
-    for (size_t offset = 0; offset + width <= raw.size(); offset += width) {
-      if (wide) {
-        int64_t value;
-        std::memcpy(&value, raw.data() + offset, 8);
-        values.push_back(value);
-      } else {
-        int32_t value;
-        std::memcpy(&value, raw.data() + offset, 4);
-        values.push_back(value);
-      }
-    }
-  } else if (wide) {
-    values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
-  } else {
-    values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
-  }
-  return values;
-}
-
 onnx::AttributeProto *findAttr(onnx::NodeProto &node, llvm::StringRef name) {
   for (onnx::AttributeProto &attr : *node.mutable_attribute())
     if (attr.name() == name)
@@ -114,7 +84,7 @@ public:
       : model(model), opset(opset), loc(loc) {
     onnx::GraphProto &graph = *model.mutable_graph();
     for (const onnx::TensorProto &init : graph.initializer()) {
-      if (auto values = readInts(init))
+      if (auto values = readIntegerTensor(init))
         constants.try_emplace(init.name(), std::move(*values));
       ranks.try_emplace(init.name(), init.dims_size());
     }
@@ -177,7 +147,7 @@ private:
       return;
     for (const onnx::AttributeProto &attr : node.attribute()) {
       if (attr.name() == "value" && attr.has_t()) {
-        if (auto values = readInts(attr.t()))
+        if (auto values = readIntegerTensor(attr.t()))
           constants.try_emplace(node.output(0), std::move(*values));
         ranks.try_emplace(node.output(0), attr.t().dims_size());
       } else if (attr.name() == "value_ints") {
@@ -414,4 +384,33 @@ void onnx_import::restoreNewerOps(onnx::ModelProto &model) {
   for (int index = opsets->size() - 1; index >= 0; --index)
     if (opsets->Get(index).domain() == kNewerOpsDomain)
       opsets->DeleteSubrange(index, 1);
+}
+
+std::optional<llvm::SmallVector<int64_t>>
+traincc::onnx_import::readIntegerTensor(const onnx::TensorProto &tensor) {
+  bool wide = tensor.data_type() == onnx::TensorProto::INT64;
+  if (!wide && tensor.data_type() != onnx::TensorProto::INT32)
+    return std::nullopt;
+  llvm::SmallVector<int64_t> values;
+  if (tensor.has_raw_data()) {
+    // Sizes were validated against the shape before.
+    const std::string &raw = tensor.raw_data();
+    size_t width = wide ? 8 : 4;
+    for (size_t offset = 0; offset + width <= raw.size(); offset += width) {
+      if (wide) {
+        int64_t value;
+        std::memcpy(&value, raw.data() + offset, 8);
+        values.push_back(value);
+      } else {
+        int32_t value;
+        std::memcpy(&value, raw.data() + offset, 4);
+        values.push_back(value);
+      }
+    }
+  } else if (wide) {
+    values.assign(tensor.int64_data().begin(), tensor.int64_data().end());
+  } else {
+    values.assign(tensor.int32_data().begin(), tensor.int32_data().end());
+  }
+  return values;
 }
