@@ -23,7 +23,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trainer_parity import judge, run_trainer  # noqa: E402
+from trainer_parity import (describe_export, judge,  # noqa: E402
+                            train_on_random_data)
 
 SAMPLE = (12, 12, 3)
 CLASSES = 10
@@ -160,15 +161,9 @@ def main():
     import onnx
     onnx.save(proto, onnx_path)
     names = onnx_names(proto)
-    transposes = sum(n.op_type == "Transpose" for n in proto.graph.node)
-    print(f"exported: {len(proto.graph.node)} nodes, {transposes} Transpose")
-
-    rng = np.random.default_rng(1)
-    n = args.batch * args.steps
-    x = rng.standard_normal((n,) + SAMPLE).astype(np.float32)
-    y = rng.integers(0, CLASSES, n).astype(np.int64)
-    ours = run_trainer(args.traincc, onnx_path, x, y, args.batch, args.steps,
-                       args.lr, work)
+    describe_export(proto)
+    x, y, ours = train_on_random_data(args.traincc, onnx_path, SAMPLE, CLASSES,
+                                      args, work)
     ref = {}
     for name, dtype in (("float32", jnp.float32), ("float64", jnp.float64)):
         losses, trained = flax_reference(nnx, optax, jnp, CNN, initial, x, y,

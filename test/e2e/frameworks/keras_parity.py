@@ -24,10 +24,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # oneDNN's kernels reorder float sums; the reference is TensorFlow's own.
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import numpy as np  # noqa: E402
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trainer_parity import judge, run_trainer  # noqa: E402
+from trainer_parity import (describe_export, judge,  # noqa: E402
+                            train_on_random_data)
 
 SAMPLE = (12, 12, 3)
 CLASSES = 10
@@ -161,15 +160,9 @@ def main():
         return 0
     proto = export_for_training(model, onnx_path, SAMPLE)
     names = onnx_names(proto)
-    transposes = sum(n.op_type == "Transpose" for n in proto.graph.node)
-    print(f"exported: {len(proto.graph.node)} nodes, {transposes} Transpose")
-
-    rng = np.random.default_rng(1)
-    n = args.batch * args.steps
-    x = rng.standard_normal((n,) + SAMPLE).astype(np.float32)
-    y = rng.integers(0, CLASSES, n).astype(np.int64)
-    ours = run_trainer(args.traincc, onnx_path, x, y, args.batch, args.steps,
-                       args.lr, work)
+    describe_export(proto)
+    x, y, ours = train_on_random_data(args.traincc, onnx_path, SAMPLE, CLASSES,
+                                      args, work)
     ref = {}
     for dtype in ("float32", "float64"):
         losses, trained = keras_reference(keras, tf, weights, x, y, args,

@@ -43,6 +43,24 @@ def run_trainer(traincc, onnx_path, x, y, batch, steps, lr, work):
     return losses, trained
 
 
+def describe_export(proto):
+    """Prints the export's node count and its Transposes (NHWC layouts)."""
+    transposes = sum(n.op_type == "Transpose" for n in proto.graph.node)
+    print(f"exported: {len(proto.graph.node)} nodes, {transposes} Transpose")
+
+
+def train_on_random_data(traincc, onnx_path, sample, classes, args, work):
+    """Random inputs and labels for args.steps batches (seed 1) and the
+    trainer's (losses, state) on them: (x, y, ours)."""
+    rng = np.random.default_rng(1)
+    n = args.batch * args.steps
+    x = rng.standard_normal((n,) + sample).astype(np.float32)
+    y = rng.integers(0, classes, n).astype(np.int64)
+    ours = run_trainer(traincc, onnx_path, x, y, args.batch, args.steps,
+                       args.lr, work)
+    return x, y, ours
+
+
 def rel_error(a, b):
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
