@@ -23,8 +23,8 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trainer_parity import (describe_export, judge,  # noqa: E402
-                            train_on_random_data)
+from trainer_parity import (describe_export, initializer_source,  # noqa: E402,E501
+                            judge, train_on_random_data)
 
 SAMPLE = (12, 12, 3)
 CLASSES = 10
@@ -65,16 +65,7 @@ def make_model_class(nnx):
 def onnx_names(proto):
     """The initializers of the Conv, BatchNormalization and Gemm nodes'
     weights, node by node in graph order."""
-    inits = {i.name for i in proto.graph.initializer}
-    producers = {o: n for n in proto.graph.node for o in n.output}
-
-    def source(name):
-        while name not in inits:
-            node = producers[name]
-            assert node.op_type in ("Identity", "Transpose"), node.op_type
-            name = node.input[0]
-        return name
-
+    source = initializer_source(proto)
     return [[source(i) for i in node.input[1:] if i]
             for node in proto.graph.node
             if node.op_type in ("Conv", "BatchNormalization", "Gemm")]

@@ -25,8 +25,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trainer_parity import (describe_export, judge,  # noqa: E402
-                            train_on_random_data)
+from trainer_parity import (describe_export, initializer_source,  # noqa: E402,E501
+                            judge, report_import, train_on_random_data)
 
 SAMPLE = (12, 12, 3)
 CLASSES = 10
@@ -77,17 +77,7 @@ def onnx_names(proto):
     Read from the graph: Conv, BatchNormalization, MatMul and Add nodes in
     order."""
     inits = {i.name for i in proto.graph.initializer}
-    producers = {o: n for n in proto.graph.node for o in n.output}
-
-    def source(name):
-        # tf2onnx without its optimizers may leave Identity/Transpose nodes
-        # between an initializer and its user.
-        while name not in inits:
-            node = producers[name]
-            assert node.op_type in ("Identity", "Transpose"), node.op_type
-            name = node.input[0]
-        return name
-
+    source = initializer_source(proto)
     names = []
     for node in proto.graph.node:
         if node.op_type == "Conv":
@@ -146,18 +136,11 @@ def main():
     os.makedirs(work, exist_ok=True)
     onnx_path = os.path.join(work, "model.onnx")
     if args.export == "default":
-        import subprocess
         import tf2onnx
         spec = (tf.TensorSpec((None,) + SAMPLE, tf.float32, name="input"),)
         tf2onnx.convert.from_keras(model, input_signature=spec,
                                    output_path=onnx_path)
-        result = subprocess.run(
-            [args.traincc, onnx_path, "--emit=onnx-mlir", "-o", os.devnull,
-             "--batch-size", str(args.batch)],
-            stderr=subprocess.PIPE, text=True)
-        print(result.stderr, end="")
-        print(f"exit code {result.returncode}")
-        return 0
+        return report_import(args.traincc, onnx_path, args.batch)
     proto = export_for_training(model, onnx_path, SAMPLE)
     names = onnx_names(proto)
     describe_export(proto)

@@ -15,7 +15,6 @@ the warning and the error that name the recipes).
 import argparse
 import copy
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -26,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "parity"))
 import parity  # noqa: E402
-from trainer_parity import judge, run_trainer  # noqa: E402
+from trainer_parity import judge, report_import, run_trainer  # noqa: E402
 
 MAJOR = int(torch.__version__.split(".")[0])
 
@@ -70,13 +69,7 @@ def main():
         model.eval()
         torch.onnx.export(model, (torch.zeros((4,) + sample_shape),),
                           onnx_path)
-        result = subprocess.run(
-            [args.traincc, onnx_path, "--emit=onnx-mlir", "-o", os.devnull,
-             "--batch-size", str(args.batch)],
-            stderr=subprocess.PIPE, text=True)
-        print(result.stderr, end="")
-        print(f"exit code {result.returncode}")
-        return 0
+        return report_import(args.traincc, onnx_path, args.batch)
 
     exported = export_for_training(
         model, torch.zeros((args.batch,) + sample_shape), onnx_path)

@@ -43,6 +43,35 @@ def run_trainer(traincc, onnx_path, x, y, batch, steps, lr, work):
     return losses, trained
 
 
+def initializer_source(proto):
+    """A function from a value name to the initializer it comes from,
+    through the Identity and Transpose nodes exporters leave between an
+    initializer and its user."""
+    inits = {i.name for i in proto.graph.initializer}
+    producers = {o: n for n in proto.graph.node for o in n.output}
+
+    def source(name):
+        while name not in inits:
+            node = producers[name]
+            assert node.op_type in ("Identity", "Transpose"), node.op_type
+            name = node.input[0]
+        return name
+
+    return source
+
+
+def report_import(traincc, onnx_path, batch):
+    """Imports the model (--emit=onnx-mlir) and prints traincc's messages
+    and exit code: what a default export gets."""
+    result = subprocess.run(
+        [traincc, onnx_path, "--emit=onnx-mlir", "-o", os.devnull,
+         "--batch-size", str(batch)],
+        stderr=subprocess.PIPE, text=True)
+    print(result.stderr, end="")
+    print(f"exit code {result.returncode}")
+    return 0
+
+
 def describe_export(proto):
     """Prints the export's node count and its Transposes (NHWC layouts)."""
     transposes = sum(n.op_type == "Transpose" for n in proto.graph.node)
