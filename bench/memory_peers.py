@@ -17,6 +17,11 @@ weights, SGD with momentum 0.9, mean cross-entropy):
               the peak reset through /proc/self/clear_refs) plus the bytes
               of the parameters and buffers, which were resident before.
               Process overhead (the interpreter, libtorch) is not counted.
+              With the current PyTorch also torch.compile: one compiling
+              step first (the compiler's own memory is not counted), then
+              the same measure, its momentum buffers added.
+  --recompute the plan with cheap forward values recomputed in the
+              backward pass (what --memory-budget may choose).
 
 Then the largest batch each fits in --budget (default 1GiB): memory is
 affine in the batch, so a line through two batch sizes (the model's and
@@ -62,7 +67,7 @@ def status(field):
         return int(re.search(field + r":\s+(\d+) kB", f.read()).group(1)) * 1024
 
 
-def child_torch(name, batch, threads):
+def child_torch(name, batch, threads, compiled=False):
     import torch
 
     torch.set_num_threads(threads)
@@ -76,6 +81,17 @@ def child_torch(name, batch, threads):
     y = torch.randint(0, 10, (batch,))
     weights = sum(t.numel() * t.element_size()
                   for t in list(model.parameters()) + list(model.buffers()))
+    if compiled:
+        # One step compiles (its memory, the compiler's, is not counted);
+        # the momentum buffers it creates are, like eager's, added below.
+        step = torch.compile(model)
+        opt.zero_grad(set_to_none=True)
+        loss_fn(step(x), y).backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        model = step
+        weights += sum(p.numel() * p.element_size()
+                       for p in opt.param_groups[0]["params"])
     before = status("VmRSS")
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # resets VmHWM to the current resident size
@@ -88,11 +104,12 @@ def child_torch(name, batch, threads):
                                   "version": torch.__version__.split("+")[0]}))
 
 
-def run_torch(python, name, batch, threads):
+def run_torch(python, name, batch, threads, compiled=False):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads),
                MKL_NUM_THREADS=str(threads), PYTHONDONTWRITEBYTECODE="1")
     proc = subprocess.run([python, os.path.abspath(__file__), "--child", name,
-                           str(batch), str(threads)], env=env,
+                           str(batch), str(threads)] +
+                          (["compiled"] if compiled else []), env=env,
                           capture_output=True, text=True)
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -103,13 +120,13 @@ def run_torch(python, name, batch, threads):
 
 # --- traincc -----------------------------------------------------------------
 
-def plan_peak(traincc, onnx, batch, work):
+def plan_peak(traincc, onnx, batch, work, flags=()):
     """The CPU plan's peak from --report (the step functions lowered to LLVM
     IR: the plan is made on the way, no machine code needed)."""
     out = subprocess.run([traincc, onnx, "--batch-size", str(batch),
                           "--momentum", "0.9", "--target", "cpu", "--report",
                           "--emit=llvm", "-o",
-                          os.path.join(work, "kernels.ll")],
+                          os.path.join(work, "kernels.ll")] + list(flags),
                          check=True, capture_output=True, text=True).stdout
     return int(re.search(r"memory plan \(cpu\).*?peak .*?\((\d+) bytes\)",
                          out, re.S).group(1))
@@ -161,11 +178,18 @@ def bench(name, args, pythons):
                    capture_output=True)
     plans = {b: plan_peak(args.traincc, onnx, b, work)
              for b in (batch, 2 * batch)}
+    recomputed = {b: plan_peak(args.traincc, onnx, b, work, ["--recompute"])
+                  for b in (batch, 2 * batch)}
     rss = trainer_rss(args.traincc, onnx, batch, work, args.threads)
     rows = [("traincc plan", plans[batch], largest_batch(args.budget, plans)),
+            ("traincc plan --recompute", recomputed[batch],
+             largest_batch(args.budget, recomputed)),
             ("traincc trainer VmHWM", rss, None)]
-    for label, python in pythons:
-        at = {b: run_torch(python, name, b, args.threads)
+    runs = [(label, python, False) for label, python in pythons]
+    if len(pythons) > 1:  # torch.compile: the current PyTorch only
+        runs.append((pythons[-1][0] + " compile", pythons[-1][1], True))
+    for label, python, compiled in runs:
+        at = {b: run_torch(python, name, b, args.threads, compiled)
               for b in (batch, 2 * batch)}
         if any(isinstance(r, str) for r in at.values()):
             rows.append((label, next(r for r in at.values()
@@ -173,7 +197,8 @@ def bench(name, args, pythons):
             continue
         version = at[batch]["version"]
         sizes = {b: r["bytes"] for b, r in at.items()}
-        rows.append((f"pytorch {version} eager", sizes[batch],
+        rows.append((f"pytorch {version} " +
+                     ("torch.compile" if compiled else "eager"), sizes[batch],
                      largest_batch(args.budget, sizes)))
     budget = subprocess.run(
         [args.traincc, onnx, "--batch-size", str(args.effective_batch),
@@ -200,7 +225,8 @@ def bench(name, args, pythons):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child_torch(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        child_torch(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
+                    compiled=sys.argv[5:] == ["compiled"])
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=["cnn", "resnet18", "all"],

@@ -3,21 +3,29 @@
 
 For each model: export it with test/e2e/torchvision/export_torchvision.py
 (random weights, 10 classes, training mode, opset 15), compile it with
-`traincc M.onnx --batch-size B --target cpu`, train two optimizer steps on
-random data (`--max-steps 2`, one thread per core) and record
+`traincc M.onnx --batch-size B --target T`, train two optimizer steps on
+random data on the CPU (`--max-steps 2`, one thread per core) and record
 
   compile s    wall time of the compile
+  compile MiB  the compiler's peak resident memory
+  CUDA         with --target cpu,cuda: "ok" when the CUDA trainer builds
+               (ptxas accepts the PTX), else why not (the CPU-only
+               compile is then retried, so that training is still tried)
   step s       the trainer's epoch seconds over its two steps, per step
   peak MiB     the largest resident set of the training process (ru_maxrss)
   losses       the two step losses, which must be finite
 
 and print a Markdown table, one row per model; a model that fails gets a row
 saying at which stage and why (for the compiler: every unsupported op it
-names, or its first error). Not part of CI: compiles take 30-400 s each.
+names, or its first error). CI runs it on squeezenet1_1
+(test/e2e/torchvision/model-coverage.test); the whole list takes hours on
+2 cores and runs on demand, resumable with --results:
 
     scripts/model-coverage.py --models resnet18,squeezenet1_1 [--out FILE]
+        [--target cpu,cuda] [--results FILE.jsonl] [--not-run MODEL=WHY]
 
 Without --models every classification model torchvision lists is tried.
+`--target cuda` alone only adds the CUDA column to --results' rows.
 Run with /usr/bin/python3 (Debian's torch, torchvision and numpy).
 """
 
@@ -95,20 +103,46 @@ def try_model(name, args, work):
     row = {"model": name}
     onnx_path = os.path.join(work, name + ".onnx")
     size = IMAGE_SIZE.get(name, 224)
-    code, text, _, _ = run([sys.executable, EXPORTER, name, "--mode", "train",
-                            "--image-size", str(size), "-o", onnx_path],
-                           args.timeout)
+    code = 0
+    if not (args.reuse_exports and os.path.exists(onnx_path)):
+        code, text, _, _ = run([sys.executable, EXPORTER, name, "--mode",
+                                "train", "--image-size", str(size), "-o",
+                                onnx_path], args.timeout)
     if code != 0:
         row["error"] = "export: " + why(text)
         return row
     trainer = os.path.join(work, name + ".trainer")
-    code, text, seconds, _ = run(
-        [args.traincc, onnx_path, "-o", trainer, "--batch-size",
-         str(args.batch_size), "--target", "cpu"], args.timeout)
+    compile_cmd = [args.traincc, onnx_path, "-o", trainer, "--batch-size",
+                   str(args.batch_size)]
+    if args.target == "cuda":
+        # The CUDA check alone (no GPU here): the trainer builds, its PTX
+        # through ptxas.
+        code, text, seconds, _ = run(compile_cmd + ["--target", "cuda"],
+                                     args.timeout)
+        row["cuda"] = ("ok" if code == 0 else
+                       "timed out" if code == -1 else why(text))
+        row["cuda_compile"] = seconds
+        if os.path.exists(trainer):
+            os.remove(trainer)
+        return row
+    code, text, seconds, peak = run(compile_cmd + ["--target", args.target],
+                                    args.timeout)
     row["compile"] = seconds
+    row["compile_peak"] = peak
+    if code != 0 and args.target != "cpu":
+        # Tell a failure of the CUDA path (or its ptxas) from one of the
+        # model: the CPU-only compile decides whether training is tried.
+        row["cuda"] = ("timed out" if code == -1 else why(text))
+        code, text, seconds, peak = run(compile_cmd + ["--target", "cpu"],
+                                        args.timeout)
+        row["compile"] = seconds
+        row["compile_peak"] = peak
+    elif args.target != "cpu":
+        row["cuda"] = "ok"
     if code != 0:
         row["error"] = ("compile timed out" if code == -1
                         else "compile: " + why(text))
+        row.pop("cuda", None)  # the model's failure, not the CUDA path's
         return row
     rng = np.random.default_rng(0)
     n = 2 * args.batch_size
@@ -120,7 +154,7 @@ def try_model(name, args, work):
     code, text, _, peak = run(
         [trainer, "train", "--train-x", os.path.join(work, "x.npy"),
          "--train-y", os.path.join(work, "y.npy"), "--max-steps", "2",
-         "--no-shuffle", "--log", log], args.timeout)
+         "--no-shuffle", "--device", "cpu", "--log", log], args.timeout)
     if code != 0:
         row["error"] = "train: " + why(text)
         return row
@@ -138,19 +172,33 @@ def try_model(name, args, work):
 
 
 def table(rows, args):
-    lines = [f"| model | compile s | step s | peak MiB | losses | result |",
-             "|---|---:|---:|---:|---|---|"]
+    cuda = any("cuda" in r for r in rows)
+    head = "| model | compile s | compile MiB |" + (" CUDA |" if cuda else "")
+    lines = [head + " step s | peak MiB | losses | result |",
+             "|---|---:|---:|" + ("---|" if cuda else "") + "---:|---:|---|---|"]
     for r in rows:
         fmt = lambda key, spec: (format(r[key], spec) if key in r else "-")
         losses = ", ".join(f"{v:.3f}" for v in r.get("losses", []))
-        result = "trains" if "error" not in r else cell(r["error"])
+        if "not_run" in r:
+            result = "not run: " + cell(r["not_run"])
+        else:
+            result = ("trains" if "losses" in r and "error" not in r
+                      else cell(r.get("error", "not run on the CPU")))
+        cuda_cell = ""
+        if cuda:
+            cuda_cell = " " + cell(r.get("cuda", "-"), 100) + " |"
         lines.append(f"| {r['model']} | {fmt('compile', '.0f')} | "
+                     f"{fmt('compile_peak', '.0f')} |{cuda_cell} "
                      f"{fmt('step', '.2f')} | {fmt('peak', '.0f')} | "
                      f"{losses or '-'} | {result} |")
-    ok = sum("error" not in r for r in rows)
+    ok = sum("losses" in r and "error" not in r for r in rows)
+    ptx = sum(r.get("cuda") == "ok" for r in rows)
     lines.append("")
-    lines.append(f"{ok} of {len(rows)} models train (batch "
-                 f"{args.batch_size}, CPU target, {os.cpu_count()} threads).")
+    summary = (f"{ok} of {len(rows)} models train (batch {args.batch_size}, "
+               f"CPU target, {os.cpu_count()} threads)")
+    if cuda:
+        summary += f"; {ptx} compile for CUDA too (ptxas accepts the PTX)"
+    lines.append(summary + ".")
     return "\n".join(lines)
 
 
@@ -164,25 +212,66 @@ def main():
     parser.add_argument("--timeout", type=int, default=1800,
                         help="seconds allowed to each export, compile and "
                         "training run")
+    parser.add_argument("--target", default="cpu",
+                        help="traincc --target for the compile: cpu, or "
+                        "cpu,cuda to check the CUDA path too (a failure of "
+                        "the CUDA compile gets a CPU-only retry, and the "
+                        "table a CUDA column); training runs on the CPU")
     parser.add_argument("--workdir", help="keep the files here")
+    parser.add_argument("--reuse-exports", action="store_true",
+                        help="compile the --workdir's MODEL.onnx of an "
+                        "earlier run instead of exporting again")
     parser.add_argument("--out", help="also write the table to this file")
+    parser.add_argument("--results", help="append each model's row to this "
+                        "JSON-lines file as it finishes; models already "
+                        "in it are not tried again (resume a long run)")
+    parser.add_argument("--not-run", action="append", default=[],
+                        metavar="MODEL=REASON", help="list MODEL in the table "
+                        "as not run, for REASON (repeatable)")
     args = parser.parse_args()
 
     models = args.models.split(",") if args.models else all_models()
     work = args.workdir or tempfile.mkdtemp(prefix="model-coverage-")
     os.makedirs(work, exist_ok=True)
+    # Rows of earlier runs, merged per model (a --target cuda run adds the
+    # CUDA column to a --target cpu run's rows).
+    done = {}
+    if args.results and os.path.exists(args.results):
+        for line in open(args.results):
+            row = json.loads(line)
+            earlier = done.get(row["model"], {})
+            if "cuda_compile" in row:  # a --target cuda row: its column
+                done[row["model"]] = dict(earlier, cuda=row["cuda"],
+                                          cuda_compile=row["cuda_compile"])
+            else:  # a newer CPU row replaces the earlier one
+                done[row["model"]] = row
+    produces = "cuda" if args.target != "cpu" else "compile"
+    skipped = dict(item.split("=", 1) for item in args.not_run)
     rows = []
     for name in models:
+        if name in skipped:
+            rows.append({"model": name, "not_run": skipped[name]})
+            continue
+        earlier = done.get(name, {})
+        if (produces in earlier
+                or earlier.get("error", "").startswith("export:")):
+            rows.append(earlier)
+            continue
         row = try_model(name, args, work)
-        rows.append(row)
-        print(f"{name}: {row.get('error', 'trains')}", file=sys.stderr,
+        rows.append(dict(earlier, **row))
+        if args.results:
+            with open(args.results, "a") as f:
+                f.write(json.dumps(row) + "\n")
+        print(f"{name}: {row.get('error', row.get('cuda', 'trains'))}",
+              file=sys.stderr,
               flush=True)
     text = table(rows, args)
     print(text)
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")
-    return 0 if all("error" not in r for r in rows) else 1
+    return 0 if all("error" not in r and "not_run" not in r
+                    and r.get("cuda", "ok") == "ok" for r in rows) else 1
 
 
 if __name__ == "__main__":

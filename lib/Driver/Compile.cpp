@@ -29,6 +29,8 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -231,13 +233,40 @@ private:
   SmallString<128> path_;
 };
 
+/// --timing: each LLVM part's seconds, and the slowest optimisation passes
+/// over all parts.
+void printObjectTimings(ArrayRef<ObjectPartTiming> parts) {
+  llvm::StringMap<double> passSeconds;
+  for (auto [index, part] : llvm::enumerate(parts)) {
+    llvm::errs() << llvm::formatv(
+        "traincc: timing:   LLVM part {0} of {1}: {2} functions, "
+        "optimisation {3:f3} s, code generation {4:f3} s\n",
+        index + 1, parts.size(), part.functions, part.optimizeSeconds,
+        part.codegenSeconds);
+    for (const auto &pass : part.passSeconds)
+      passSeconds[pass.getKey()] += pass.getValue();
+  }
+  std::vector<std::pair<double, std::string>> slowest;
+  for (const auto &pass : passSeconds)
+    slowest.push_back({pass.getValue(), pass.getKey().str()});
+  llvm::sort(slowest, [](const auto &a, const auto &b) { return a > b; });
+  if (slowest.size() > 10)
+    slowest.resize(10);
+  llvm::errs() << "traincc: timing:   slowest LLVM optimisation passes "
+                  "(seconds summed over the parts, nested passes excluded):\n";
+  for (const auto &[seconds, name] : slowest)
+    llvm::errs() << llvm::formatv("traincc: timing:     {0,8:f3} s  {1}\n",
+                                  seconds, name);
+}
+
 /// The CUDA side of the trainer: kernels, launch plans and (with ptxas) a
 /// cubin. When CUDA was not asked for explicitly, a model the GPU path
 /// cannot compile yet gets a warning and a CPU-only trainer.
 LogicalResult addGPUProgram(ModuleOp module, TrainerDescription &description,
                             const CompileOptions &options,
-                            llvm::StringRef workDir, CompileTiming &timing) {
-  CompileStage stage(timing, "GPU code generation (MLIR, NVVM, ptxas)");
+                            llvm::StringRef workDir, CompileTiming &timing,
+                            PendingAssembly &assembly) {
+  CompileStage stage(timing, "GPU code generation (MLIR, NVVM; ptxas started)");
   bool explicitRequest = options.targetCUDA.has_value();
   std::optional<std::string> ptxas = findPtxas(options.cudaToolkit);
   std::string diagnostics;
@@ -251,7 +280,12 @@ LogicalResult addGPUProgram(ModuleOp module, TrainerDescription &description,
           diagnostics += diag.str();
         return success();
       });
-    program = buildGPUProgram(module, description, options, stage);
+    // Two parts per thread, so that the parts finish together; one when
+    // there is one thread (--jobs 1).
+    unsigned threads =
+        llvm::hardware_concurrency(options.jobs).compute_thread_count();
+    program = buildGPUProgram(module, description, options, stage,
+                              threads > 1 ? 2 * threads : 1);
   }
   if (failed(program)) {
     if (explicitRequest)
@@ -260,13 +294,9 @@ LogicalResult addGPUProgram(ModuleOp module, TrainerDescription &description,
                  << diagnostics << "); the trainer runs on the CPU only\n";
     return success();
   }
-  if (ptxas) {
-    FailureOr<std::string> cubin =
-        assemblePTX(program->ptx, options.gpuArch, *ptxas, workDir);
-    if (failed(cubin))
-      return failure();
-    program->cubin = std::move(*cubin);
-  }
+  // ptxas runs in the background while the CPU code is generated.
+  if (ptxas && failed(assembly.start(*program, *ptxas, workDir)))
+    return failure();
   description.gpu = std::move(*program);
   return success();
 }
@@ -292,7 +322,8 @@ int emitPTX(ModuleOp module, const CompileOptions &options,
     llvm::errs() << "traincc: error: " << error << "\n";
     return 1;
   }
-  output->os() << program->ptx;
+  // One part: a single PTX text.
+  output->os() << program->modules.front().ptx;
   output->keep();
   return 0;
 }
@@ -303,8 +334,9 @@ int emitCUDAEmulation(ModuleOp module, const CompileOptions &options,
   CompileStage stage(timing, "GPU emulation code generation");
   PassManager pm(module.getContext());
   stage.time(pm);
-  buildBufferizePipeline(pm, LinalgPipelineOptions(!options.training.noFuse));
-  buildGPUEmulationPipeline(pm);
+  buildBufferizePipeline(pm, LinalgPipelineOptions(!options.training.noFuse,
+                                                   /*replicaCollectives=*/false));
+  buildGPUEmulationPipeline(pm, !options.training.noFuse);
   if (failed(pm.run(module)))
     return 1;
   ObjectOptions objectOptions;
@@ -335,6 +367,9 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
                                : options.cpu;
   description->hasCPU = options.targetCPU;
   WorkDir workDir;
+  // Declared after the work directory: destroyed first, it waits for its
+  // ptxas processes before the directory goes.
+  PendingAssembly assembly;
   if (options.emit == EmitKind::Exe) {
     if (!workDir.create())
       return 1;
@@ -342,7 +377,7 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
     bool cuda = options.targetCUDA.value_or(
         findPtxas(options.cudaToolkit).has_value());
     if (cuda && failed(addGPUProgram(module, *description, options,
-                                     workDir.path(), timing)))
+                                     workDir.path(), timing, assembly)))
       return 1;
   }
 
@@ -402,12 +437,12 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
   stage.reset();
   // Each part's balance, under the stage that ran them in parallel.
   if (timing.enabled())
-    for (auto [index, part] : llvm::enumerate(partTimings))
-      llvm::errs() << llvm::formatv(
-          "traincc: timing:   LLVM part {0} of {1}: {2} functions, "
-          "optimisation {3:f3} s, code generation {4:f3} s\n",
-          index + 1, partTimings.size(), part.functions, part.optimizeSeconds,
-          part.codegenSeconds);
+    printObjectTimings(partTimings);
+  if (description->gpu) {
+    stage.emplace(timing, "ptxas (its time after the CPU code generation)");
+    if (failed(assembly.finish(*description->gpu)))
+      return 1;
+  }
   stage.emplace(timing, "link (descriptor, runtime, system linker)");
   return failed(linkTrainer(*description, objects, workDir.path(),
                             options.outputPath))
@@ -428,7 +463,10 @@ int traincc::runCompile(const CompileOptions &options) {
   }
   DialectRegistry registry;
   registerAllDialects(registry);
-  MLIRContext context(registry);
+  // --jobs bounds MLIR's threads too (the GPU kernel parts).
+  llvm::DefaultThreadPool threads(llvm::hardware_concurrency(options.jobs));
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.setThreadPool(threads);
   context.loadAllAvailableDialects();
   // Messages name what is wrong; a dump of the op (for a module-level
   // diagnostic, the whole model with its weights) would bury them.

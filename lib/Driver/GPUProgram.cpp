@@ -22,6 +22,7 @@
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -71,8 +72,9 @@ FailureOr<GPUArgument> planArgument(func::FuncOp func, Value operand,
                           "arguments (MapToGPU sinks everything else)");
 }
 
-FailureOr<std::vector<GPULaunch>> buildPlan(func::FuncOp func,
-                                            const TrainerDescription &d) {
+FailureOr<std::vector<GPULaunch>>
+buildPlan(func::FuncOp func, const TrainerDescription &d,
+          const llvm::StringMap<int32_t> &moduleIndex) {
   std::vector<GPULaunch> plan;
   for (Operation &op : func.getBody().getOps()) {
     if (isa<func::ReturnOp, arith::ConstantOp>(op) || isMemoryEffectFree(&op))
@@ -82,6 +84,10 @@ FailureOr<std::vector<GPULaunch>> buildPlan(func::FuncOp func,
       return op.emitError("a GPU step may only launch kernels");
     GPULaunch entry;
     entry.kernel = launch.getKernelName().str();
+    auto module = moduleIndex.find(launch.getKernelModuleName().getValue());
+    if (module == moduleIndex.end())
+      return launch.emitError("launch of a kernel in no compiled module");
+    entry.module = module->second;
     gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
     gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
     Value sizes[6] = {grid.x, grid.y, grid.z, block.x, block.y, block.z};
@@ -126,22 +132,23 @@ private:
   std::optional<StepCosts> &costs_;
 };
 
-/// MLIR prints the PTX as a string attribute; the attribute holds it as is.
-FailureOr<std::string> extractPTX(ModuleOp module) {
-  std::string ptx;
+/// The PTX of each gpu.binary (one per kernel part), in module order;
+/// `moduleIndex` maps the part names to their indices.
+FailureOr<std::vector<GPUModuleImage>>
+extractModules(ModuleOp module, llvm::StringMap<int32_t> &moduleIndex) {
+  std::vector<GPUModuleImage> images;
   for (auto binary : module.getOps<gpu::BinaryOp>()) {
-    for (Attribute attr : binary.getObjects()) {
-      auto object = cast<gpu::ObjectAttr>(attr);
-      if (object.getFormat() != gpu::CompilationTarget::Assembly)
-        return binary.emitError("expected PTX assembly in the GPU binary");
-      if (!ptx.empty())
-        return binary.emitError("expected one kernel module");
-      ptx = object.getObject().getValue().str();
-    }
+    if (binary.getObjects().size() != 1)
+      return binary.emitError("expected one object in the GPU binary");
+    auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+    if (object.getFormat() != gpu::CompilationTarget::Assembly)
+      return binary.emitError("expected PTX assembly in the GPU binary");
+    moduleIndex[binary.getName()] = images.size();
+    images.push_back({object.getObject().getValue().str(), ""});
   }
-  if (ptx.empty())
+  if (images.empty())
     return module.emitError("the GPU pipeline produced no PTX");
-  return ptx;
+  return images;
 }
 
 } // namespace
@@ -156,50 +163,88 @@ std::optional<std::string> traincc::findPtxas(StringRef toolkit) {
   return std::nullopt;
 }
 
-FailureOr<std::string> traincc::assemblePTX(StringRef ptx, StringRef arch,
-                                            StringRef ptxas,
-                                            StringRef workDir) {
-  SmallString<128> ptxPath(workDir), cubinPath(workDir), logPath(workDir);
-  llvm::sys::path::append(ptxPath, "kernels.ptx");
-  llvm::sys::path::append(cubinPath, "kernels.cubin");
-  llvm::sys::path::append(logPath, "ptxas.log");
-  {
-    std::error_code error;
-    llvm::raw_fd_ostream os(ptxPath, error);
-    if (error) {
-      llvm::errs() << "traincc: error: cannot write '" << ptxPath
-                   << "': " << error.message() << "\n";
+PendingAssembly::~PendingAssembly() {
+  // A compile that failed elsewhere still waits for its ptxas processes
+  // before the work directory goes.
+  for (Job &job : jobs_)
+    if (job.process.Pid != llvm::sys::ProcessInfo::InvalidPid)
+      llvm::sys::Wait(job.process, /*SecondsToWait=*/std::nullopt);
+}
+
+LogicalResult PendingAssembly::start(const GPUProgram &program,
+                                     StringRef ptxas, StringRef workDir) {
+  std::string archFlag = "-arch=" + program.arch;
+  for (auto [index, image] : llvm::enumerate(program.modules)) {
+    Job job;
+    auto path = [&](StringRef extension) {
+      SmallString<128> path(workDir);
+      llvm::sys::path::append(path, llvm::formatv("kernels-{0}.{1}", index,
+                                                  extension));
+      return std::string(path);
+    };
+    std::string ptxPath = path("ptx");
+    job.cubinPath = path("cubin");
+    job.logPath = path("ptxas.log");
+    {
+      std::error_code error;
+      llvm::raw_fd_ostream os(ptxPath, error);
+      if (error) {
+        llvm::errs() << "traincc: error: cannot write '" << ptxPath
+                     << "': " << error.message() << "\n";
+        return failure();
+      }
+      os << image.ptx;
+    }
+    SmallVector<StringRef> args = {ptxas,   archFlag, "-O3",
+                                   ptxPath, "-o",     job.cubinPath};
+    std::optional<StringRef> redirects[] = {std::nullopt,
+                                            StringRef(job.logPath),
+                                            StringRef(job.logPath)};
+    std::string error;
+    job.process = llvm::sys::ExecuteNoWait(ptxas, args, std::nullopt,
+                                           redirects, 0, &error);
+    if (job.process.Pid == llvm::sys::ProcessInfo::InvalidPid) {
+      llvm::errs() << "traincc: error: cannot run ptxas: " << error << "\n";
       return failure();
     }
-    os << ptx;
+    jobs_.push_back(std::move(job));
   }
-  std::string archFlag = ("-arch=" + arch).str();
-  SmallVector<StringRef> args = {ptxas,   archFlag, "-O3",
-                                 ptxPath, "-o",     cubinPath};
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
-                                          StringRef(logPath)};
-  std::string errorText;
-  int status = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
-                                         0, 0, &errorText);
-  if (status != 0) {
-    auto log = llvm::MemoryBuffer::getFile(logPath);
-    llvm::errs() << "traincc: error: ptxas rejected the generated PTX for "
-                 << arch << (errorText.empty() ? "" : ": " + errorText) << "\n"
-                 << (log ? (*log)->getBuffer() : "");
-    return failure();
+  return success();
+}
+
+LogicalResult PendingAssembly::finish(GPUProgram &program) {
+  bool ok = true;
+  for (auto [index, job] : llvm::enumerate(jobs_)) {
+    std::string error;
+    llvm::sys::ProcessInfo done =
+        llvm::sys::Wait(job.process, /*SecondsToWait=*/std::nullopt, &error);
+    job.process.Pid = llvm::sys::ProcessInfo::InvalidPid;
+    if (done.ReturnCode != 0) {
+      auto log = llvm::MemoryBuffer::getFile(job.logPath);
+      llvm::errs() << "traincc: error: ptxas rejected the generated PTX for "
+                   << program.arch << (error.empty() ? "" : ": " + error)
+                   << "\n"
+                   << (log ? (*log)->getBuffer() : "");
+      ok = false;
+      continue;
+    }
+    auto cubin = llvm::MemoryBuffer::getFile(job.cubinPath, /*IsText=*/false);
+    if (!cubin) {
+      llvm::errs() << "traincc: error: ptxas wrote no cubin\n";
+      ok = false;
+      continue;
+    }
+    program.modules[index].cubin = (*cubin)->getBuffer().str();
   }
-  auto cubin = llvm::MemoryBuffer::getFile(cubinPath, /*IsText=*/false);
-  if (!cubin) {
-    llvm::errs() << "traincc: error: ptxas wrote no cubin\n";
-    return failure();
-  }
-  return (*cubin)->getBuffer().str();
+  jobs_.clear();
+  return success(ok);
 }
 
 FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
                                                const TrainerDescription &d,
                                                const CompileOptions &options,
-                                               CompileStage &stage) {
+                                               CompileStage &stage,
+                                               unsigned parts) {
   // The kernels call CUDA's math library (exp, log, sqrt); without it
   // ptxas would only report unresolved `__nv_*` functions.
   SmallString<128> libdevice(options.cudaToolkit);
@@ -216,8 +261,10 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   // lowering turns them into LLVM (KernelReport.h).
   PassManager bufferizePm(module->getContext());
   stage.time(bufferizePm);
+  // No host calls between kernels: BatchNorm stays per replica.
   buildBufferizePipeline(bufferizePm,
-                         LinalgPipelineOptions(!options.training.noFuse));
+                         LinalgPipelineOptions(!options.training.noFuse,
+                                               /*replicaCollectives=*/false));
   if (failed(bufferizePm.run(*module)))
     return failure();
   GPUCostTracker tracker;
@@ -227,6 +274,8 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   GPUCodegenPipelineOptions gpuOptions;
   gpuOptions.arch = options.gpuArch;
   gpuOptions.toolkit = options.cudaToolkit;
+  gpuOptions.fuse = !options.training.noFuse;
+  gpuOptions.parts = parts;
   buildGPULowerToNVVMPipeline(pm, gpuOptions);
   std::optional<StepCosts> costs;
   pm.addInstrumentation(std::make_unique<MeasureKernels>(tracker, costs));
@@ -236,10 +285,12 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   GPUProgram program;
   program.costs = std::move(costs);
   program.arch = options.gpuArch;
-  FailureOr<std::string> ptx = extractPTX(*module);
-  if (failed(ptx))
+  llvm::StringMap<int32_t> moduleIndex;
+  FailureOr<std::vector<GPUModuleImage>> images =
+      extractModules(*module, moduleIndex);
+  if (failed(images))
     return failure();
-  program.ptx = std::move(*ptx);
+  program.modules = std::move(*images);
   for (auto [name, plan] : {std::pair<StringRef, std::vector<GPULaunch> *>{
                                 "micro_step", &program.microStep},
                             {"apply_step", &program.applyStep},
@@ -247,7 +298,7 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
     auto func = module->lookupSymbol<func::FuncOp>(name);
     if (!func)
       return module->emitError("no step function @") << name;
-    FailureOr<std::vector<GPULaunch>> built = buildPlan(func, d);
+    FailureOr<std::vector<GPULaunch>> built = buildPlan(func, d, moduleIndex);
     if (failed(built))
       return failure();
     *plan = std::move(*built);

@@ -39,7 +39,8 @@ struct CandidatePlan {
 };
 
 std::optional<CandidatePlan> planFor(const CompileOptions &options,
-                                     int64_t microBatch, bool cuda) {
+                                     int64_t microBatch, bool cuda,
+                                     bool recompute) {
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
@@ -58,7 +59,9 @@ std::optional<CandidatePlan> planFor(const CompileOptions &options,
     return std::nullopt;
   PassManager stepPm(&context);
   buildImportPipeline(stepPm, ImportPipelineOptions());
-  buildTrainingPipeline(stepPm, options.training);
+  TrainingOptions training = options.training;
+  training.recompute = recompute;
+  buildTrainingPipeline(stepPm, training);
   if (failed(stepPm.run(*module)))
     return std::nullopt;
   FailureOr<TrainerDescription> description =
@@ -149,23 +152,37 @@ traincc::applyMemoryBudget(const CompileOptions &options) {
   for (int64_t micro = batch; micro >= 1; --micro) {
     if (batch % micro != 0)
       continue;
-    std::optional<CandidatePlan> plan = planFor(options, micro, cuda);
+    auto fits = [&](const CandidatePlan &plan) {
+      return (!plan.cpu || *plan.cpu <= *budget) &&
+             (!plan.cuda || *plan.cuda <= *budget);
+    };
+    bool recompute = options.training.recompute;
+    std::optional<CandidatePlan> plan = planFor(options, micro, cuda, recompute);
     if (!plan)
       return std::nullopt;
-    bool fits = (!plan->cpu || *plan->cpu <= *budget) &&
-                (!plan->cuda || *plan->cuda <= *budget);
-    if (!fits) {
+    // Recomputing cheap forward values in the backward pass before a
+    // smaller micro-batch: one more pass over them costs less than the
+    // smaller kernels and the extra accumulation steps.
+    if (!fits(*plan) && !recompute) {
+      plan = planFor(options, micro, cuda, /*recompute=*/true);
+      if (!plan)
+        return std::nullopt;
+      recompute = true;
+    }
+    if (!fits(*plan)) {
       smallest = plan;
       continue;
     }
     CompileOptions chosen = options;
     chosen.training.memoryBudget.clear();
+    chosen.training.recompute = recompute;
     chosen.batchSize = micro;
     chosen.training.accumSteps = options.training.accumSteps * (batch / micro);
     llvm::errs() << "traincc: memory budget " << describeBytes(*budget)
                  << ": micro-batch " << micro << ", accumulation steps "
                  << chosen.training.accumSteps << " (effective batch "
-                 << batch * options.training.accumSteps << ")";
+                 << batch * options.training.accumSteps << ")"
+                 << (recompute ? ", recomputing cheap forward values" : "");
     if (plan->cpu)
       llvm::errs() << "; plan peak cpu " << describeBytes(*plan->cpu);
     if (plan->cuda)

@@ -26,6 +26,9 @@ MemoryPlanSummary traincc::summarizeMemory(const TrainerDescription &d,
   MemoryPlanSummary plan;
   for (const StateTensor &tensor : d.state) {
     uint64_t bytes = llvm::alignTo(tensor.bytes, kStateAlignment);
+    // Monitors.cpp snapshotTrainable, on the host.
+    if (!gpu && tensor.kind == train::ParamKind::Trainable)
+      plan.snapshot += tensor.bytes;
     switch (tensor.kind) {
     case train::ParamKind::Trainable:
     case train::ParamKind::Frozen:
@@ -64,7 +67,8 @@ MemoryPlanSummary traincc::summarizeMemory(const TrainerDescription &d,
 
 void traincc::printMemoryReport(const TrainerDescription &d,
                                 llvm::raw_ostream &os) {
-  auto print = [&](const char *target, const MemoryPlanSummary &plan) {
+  auto print = [&](const char *target, const MemoryPlanSummary &plan,
+                   bool gpu) {
     os << "memory plan (" << target << "), allocated once before training:\n";
     auto line = [&](const char *what, uint64_t bytes) {
       os << llvm::format("  %-20s %12s\n", what, formatBytes(bytes).c_str());
@@ -76,6 +80,8 @@ void traincc::printMemoryReport(const TrainerDescription &d,
     line("saved activations", plan.saved);
     line("temporaries", plan.temporaries);
     line("micro-batch data", plan.data);
+    if (!gpu)
+      line("parameter snapshot", plan.snapshot);
     os << llvm::format("  %-20s %12s (%llu bytes)\n", "peak",
                        formatBytes(plan.peak()).c_str(),
                        (unsigned long long)plan.peak());
@@ -84,8 +90,25 @@ void traincc::printMemoryReport(const TrainerDescription &d,
        << formatBytes(plan.steps.applyStep) << ", eval_step "
        << formatBytes(plan.steps.evalStep) << "\n";
   };
+  if (!d.recomputed.empty()) {
+    // "2 bn_apply, 2 relu", in the order they first appear.
+    llvm::SmallVector<std::pair<std::string, unsigned>> counts;
+    uint64_t bytes = 0;
+    for (const auto &[op, size] : d.recomputed) {
+      bytes += size;
+      auto it = llvm::find_if(counts, [&](auto &c) { return c.first == op; });
+      if (it == counts.end())
+        counts.push_back({op, 1});
+      else
+        ++it->second;
+    }
+    os << "recomputed in the backward pass instead of saved (--recompute): ";
+    for (auto [index, count] : llvm::enumerate(counts))
+      os << (index ? ", " : "") << count.second << " " << count.first;
+    os << " (" << formatBytes(bytes) << " of values)\n";
+  }
   if (d.hasCPU)
-    print("cpu", summarizeMemory(d, false));
+    print("cpu", summarizeMemory(d, false), false);
   if (d.gpu)
-    print("cuda", summarizeMemory(d, true));
+    print("cuda", summarizeMemory(d, true), true);
 }

@@ -29,10 +29,12 @@ struct MemoryPlanSummary {
   uint64_t saved = 0;       // forward values kept for the backward pass
   uint64_t temporaries = 0; // the rest of the workspace
   uint64_t data = 0;        // the micro-batch buffers the runtime allocates
+  uint64_t snapshot = 0;    // host copy of the trainable parameters at each
+                            // epoch start (monitors; CPU plan only)
   StepMemory steps;         // each step's workspace
   uint64_t peak() const {
     return parameters + gradients + optimizer + bnState + saved +
-           temporaries + data;
+           temporaries + data + snapshot;
   }
 };
 

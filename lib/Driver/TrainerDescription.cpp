@@ -96,6 +96,18 @@ traincc::describeTrainer(ModuleOp module, const CompileOptions &options) {
     return module.emitError("no resolved train.loss attribute (run the "
                             "training pipeline)");
   description.loss = *lossKind;
+  if (auto step = module.lookupSymbol<func::FuncOp>("micro_step"))
+    step.walk([&](Operation *op) {
+      auto type = op->getNumResults() == 1
+                      ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                      : nullptr;
+      std::optional<uint64_t> bytes =
+          type ? elementBytes(type.getElementType()) : std::nullopt;
+      if (op->hasAttr(train::kRecomputedAttrName) && bytes)
+        description.recomputed.push_back(
+            {op->getName().stripDialect().str(),
+             *bytes * type.getNumElements()});
+    });
 
   for (auto param : module.getOps<train::ParamOp>()) {
     RankedTensorType type = param.getTensorType();

@@ -16,6 +16,7 @@
 #include "traincc/Driver/Compile.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Program.h"
 
 #include <algorithm>
 #include <optional>
@@ -90,6 +91,8 @@ struct GPUArgument {
 /// One kernel launch of a GPU launch plan (traincc_gpu_launch).
 struct GPULaunch {
   std::string kernel;
+  /// Index of the GPUProgram module that defines the kernel.
+  int32_t module = 0;
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   uint32_t sharedBytes = 0;
@@ -97,11 +100,16 @@ struct GPULaunch {
 };
 
 /// The CUDA side of a trainer (traincc_gpu_program).
+/// One part of the kernels (traincc_gpu_module).
+struct GPUModuleImage {
+  std::string ptx;
+  /// ptxas output for the program's arch; empty without the CUDA toolkit.
+  std::string cubin;
+};
+
 struct GPUProgram {
   std::string arch;
-  std::string ptx;
-  /// ptxas output for `arch`; empty without the CUDA toolkit.
-  std::string cubin;
+  std::vector<GPUModuleImage> modules;
   uint64_t workspaceBytes = 0;
   StepMemory memory;
   std::vector<GPULaunch> microStep, applyStep, evalStep;
@@ -133,6 +141,9 @@ struct TrainerDescription {
   bool hasCPU = true;
   /// The CPU steps' workspaces (traincc-plan-step-memory).
   StepMemory cpuMemory;
+  /// The forward values micro_step computes again in the backward pass
+  /// instead of keeping them (--recompute): op name and result bytes.
+  std::vector<std::pair<std::string, uint64_t>> recomputed;
   /// The CPU loop nests' bytes and FLOPs (--report, `info`).
   std::optional<StepCosts> cpuCosts;
   /// The CUDA kernels, when the trainer has them (--target cuda).
@@ -155,23 +166,40 @@ mlir::LogicalResult bindKernels(mlir::ModuleOp module,
 
 class CompileStage;
 
-/// Lowers a copy of the step functions for the GPU: PTX for all kernels
-/// and the three launch plans (no cubin; see assemblePTX). Its passes are
-/// timed under `stage`.
+/// Lowers a copy of the step functions for the GPU: PTX for the kernels,
+/// spread over up to `parts` modules compiled in parallel, and the three
+/// launch plans (no cubins; see PendingAssembly). Its passes are timed
+/// under `stage`.
 mlir::FailureOr<GPUProgram> buildGPUProgram(mlir::ModuleOp stepModule,
                                             const TrainerDescription &d,
                                             const CompileOptions &options,
-                                            CompileStage &stage);
+                                            CompileStage &stage,
+                                            unsigned parts = 1);
 
 /// ptxas in the CUDA toolkit folder or on PATH.
 std::optional<std::string> findPtxas(llvm::StringRef toolkit);
 
-/// Runs ptxas on `ptx` for `arch` in `workDir` and returns the cubin.
-/// Prints "traincc: error: ..." with ptxas's log on failure.
-mlir::FailureOr<std::string> assemblePTX(llvm::StringRef ptx,
-                                         llvm::StringRef arch,
-                                         llvm::StringRef ptxas,
-                                         llvm::StringRef workDir);
+/// ptxas assembling each module of a GPUProgram into a cubin, one process
+/// per module, in the background while the CPU code is generated.
+class PendingAssembly {
+public:
+  PendingAssembly() = default;
+  PendingAssembly(PendingAssembly &&) = default;
+  ~PendingAssembly();
+  /// Writes each module's PTX into `workDir` and starts ptxas on it.
+  mlir::LogicalResult start(const GPUProgram &program, llvm::StringRef ptxas,
+                            llvm::StringRef workDir);
+  /// Waits for the processes and stores the cubins in `program`. Prints
+  /// "traincc: error: ..." with ptxas's log for each module it rejected.
+  mlir::LogicalResult finish(GPUProgram &program);
+
+private:
+  struct Job {
+    llvm::sys::ProcessInfo process;
+    std::string cubinPath, logPath;
+  };
+  std::vector<Job> jobs_;
+};
 
 /// Writes the descriptor source, the initial state and the model bytes into
 /// `workDir`, compiles them with the system C++ compiler and links them

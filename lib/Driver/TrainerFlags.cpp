@@ -72,8 +72,8 @@ constexpr TrainerFlag kTrainerFlags[] = {
     {"log", "train"},
     {"export", "train"},
     {"no-fold-bn", "train"},
-    {"sync-bn", "train"},
     {"dist-timeout", "train"},
+    {"bucket-mb", "train"},
 };
 
 } // namespace

@@ -206,13 +206,14 @@ void emitGPUPlan(llvm::raw_ostream &os, StringRef name,
   }
   os << "const traincc_gpu_launch " << name << "Plan[] = {\n";
   for (auto [index, launch] : llvm::enumerate(plan))
-    os << "  {" << quote(launch.kernel) << ", {" << launch.grid[0] << ", "
+    os << "  {" << quote(launch.kernel) << ", " << launch.module << ", {"
+       << launch.grid[0] << ", "
        << launch.grid[1] << ", " << launch.grid[2] << "}, {" << launch.block[0]
        << ", " << launch.block[1] << ", " << launch.block[2] << "}, "
        << launch.sharedBytes << ", " << launch.args.size() << ", " << name
        << "Args" << index << "},\n";
   if (plan.empty())
-    os << "  {\"\", {1, 1, 1}, {1, 1, 1}, 0, 0, nullptr},\n";
+    os << "  {\"\", 0, {1, 1, 1}, {1, 1, 1}, 0, 0, nullptr},\n";
   os << "};\n";
 }
 
@@ -247,12 +248,18 @@ void emitGPUProgram(llvm::raw_ostream &os, const GPUProgram &gpu) {
   auto plan = [](StringRef name, ArrayRef<GPULaunch> launches) {
     return ("{" + llvm::Twine(launches.size()) + ", " + name + "Plan}").str();
   };
-  os << "const traincc_gpu_program gpuProgram = {\n"
+  os << "const traincc_gpu_module gpuModules[] = {\n";
+  for (auto [index, image] : llvm::enumerate(gpu.modules))
+    os << "  {reinterpret_cast<const char *>(traincc_ptx_blob_" << index
+       << "), "
+       << (image.cubin.empty() ? std::string("nullptr")
+                               : ("traincc_cubin_blob_" + Twine(index)).str())
+       << ", " << image.cubin.size() << "u},\n";
+  os << "};\n"
+     << "const traincc_gpu_program gpuProgram = {\n"
      << "  .arch = " << quote(gpu.arch) << ",\n"
-     << "  .ptx = reinterpret_cast<const char *>(traincc_ptx_blob),\n"
-     << "  .cubin = " << (gpu.cubin.empty() ? "nullptr" : "traincc_cubin_blob")
-     << ",\n"
-     << "  .cubin_bytes = " << gpu.cubin.size() << "u,\n"
+     << "  .num_modules = " << gpu.modules.size() << ",\n"
+     << "  .modules = gpuModules,\n"
      << "  .workspace_bytes = " << gpu.workspaceBytes << "u,\n"
      << "  .micro_step = " << plan("microStep", gpu.microStep) << ",\n"
      << "  .apply_step = " << plan("applyStep", gpu.applyStep) << ",\n"
@@ -273,8 +280,9 @@ void emitExternalDeclarations(llvm::raw_ostream &os,
     emitKernelDeclaration(os, "eval_step", d.evalStep);
   }
   if (d.gpu)
-    os << "extern const uint8_t traincc_ptx_blob[];\n"
-       << "extern const uint8_t traincc_cubin_blob[];\n";
+    for (size_t index = 0; index < d.gpu->modules.size(); ++index)
+      os << "extern const uint8_t traincc_ptx_blob_" << index << "[];\n"
+         << "extern const uint8_t traincc_cubin_blob_" << index << "[];\n";
   os << "extern const uint8_t traincc_initial_state_blob[];\n"
      << "extern const uint8_t traincc_onnx_model_blob[];\n}\n\n";
 }
@@ -378,6 +386,7 @@ void emitModelDescriptor(llvm::raw_ostream &os, const TrainerDescription &d,
      << "  .gpu = " << (d.gpu ? "&gpuProgram" : "nullptr") << ",\n"
      << "  .cpu_costs = " << stepCosts(d.cpuCosts) << ",\n"
      << "  .cpu_memory = " << memoryPlan(d.cpuMemory) << ",\n"
+     << "  .sync_bn = " << (d.hasCPU && t.syncBatchNorm ? 1 : 0) << ",\n"
      << "};\n\n";
 }
 
@@ -479,20 +488,24 @@ LogicalResult traincc::linkTrainer(const TrainerDescription &d,
       "  .section .note.GNU-stack,\"\",@progbits\n",
       statePath, onnxPath);
   if (d.gpu) {
-    // The PTX is a C string for the driver's JIT: NUL-terminated.
-    std::string ptxPath = inWorkDir("kernels.ptx");
-    std::string cubinPath = inWorkDir("kernels.cubin");
-    if (failed(writeFile(ptxPath, d.gpu->ptx)) ||
-        failed(writeFile(cubinPath, d.gpu->cubin)))
-      return failure();
-    blobs = llvm::formatv("  .section .rodata\n  .balign 64\n"
-                          "  .globl traincc_ptx_blob\n"
-                          "traincc_ptx_blob:\n  .incbin \"{0}\"\n  .byte 0\n"
-                          "  .balign 64\n  .globl traincc_cubin_blob\n"
-                          "traincc_cubin_blob:\n  .incbin \"{1}\"\n  .byte 0\n",
-                          ptxPath, cubinPath)
-                .str() +
-            blobs;
+    std::string gpuBlobs;
+    for (auto [index, image] : llvm::enumerate(d.gpu->modules)) {
+      // The PTX is a C string for the driver's JIT: NUL-terminated.
+      std::string ptxPath = inWorkDir(llvm::formatv("module-{0}.ptx", index).str());
+      std::string cubinPath =
+          inWorkDir(llvm::formatv("module-{0}.cubin", index).str());
+      if (failed(writeFile(ptxPath, image.ptx)) ||
+          failed(writeFile(cubinPath, image.cubin)))
+        return failure();
+      gpuBlobs += llvm::formatv(
+          "  .section .rodata\n  .balign 64\n"
+          "  .globl traincc_ptx_blob_{2}\n"
+          "traincc_ptx_blob_{2}:\n  .incbin \"{0}\"\n  .byte 0\n"
+          "  .balign 64\n  .globl traincc_cubin_blob_{2}\n"
+          "traincc_cubin_blob_{2}:\n  .incbin \"{1}\"\n  .byte 0\n",
+          ptxPath, cubinPath, index);
+    }
+    blobs = gpuBlobs + blobs;
   }
   if (failed(writeFile(blobPath, blobs)))
     return failure();

@@ -119,15 +119,23 @@ void traincc::buildTrainingPipeline(OpPassManager &pm,
   optimizerOptions.eps = options.eps;
   optimizerOptions.noDecay = options.noDecay;
   pm.addPass(createBuildOptimizerPass(optimizerOptions));
+  // After autodiff, which creates the BatchNorm backward ops to mark.
+  if (options.syncBatchNorm)
+    pm.addPass(createSynchronizeBatchNormPass());
   // Gradient rules emit small arithmetic (broadcast reductions, scalar
   // factors) that folds.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Last, on the tidied step: CSE would merge the clones back.
+  if (options.recompute)
+    pm.addPass(createRecomputeActivationsPass());
 }
 
 void traincc::buildTrainToLinalgPipeline(OpPassManager &pm,
                                          const LinalgPipelineOptions &options) {
-  pm.addPass(createConvertTrainToLinalgPass());
+  ConvertTrainToLinalgPassOptions lowering;
+  lowering.replicaCollectives = options.collectives;
+  pm.addPass(createConvertTrainToLinalgPass(lowering));
   // After compute lowering, so state updates are plain linalg on tensors.
   pm.addPass(createLowerStatePass());
   pm.addPass(createCanonicalizerPass());
@@ -146,6 +154,9 @@ void traincc::buildBufferizePipeline(OpPassManager &pm,
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // After the last CSE: an empty shared by a forward and a backward op
+  // would become one buffer alive across the step, outside the memory plan.
+  pm.addPass(createSplitEmptyTensorsPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // Parameters were updated in their own buffers: their results go, the
   // remaining results (losses, outputs) become caller-provided buffers.
@@ -247,7 +258,8 @@ static bool hasTensorCoreMma(llvm::StringRef arch) {
 
 /// Bufferized step functions -> launches of kernels in @traincc_kernels;
 /// mixed-precision contractions on the tensor cores if `tensorCores`.
-static void buildGPUKernelPipeline(OpPassManager &pm, bool tensorCores) {
+static void buildGPUKernelPipeline(OpPassManager &pm, bool tensorCores,
+                                   bool fuse, unsigned parts = 1) {
   using namespace traincc;
   pm.addPass(createSplitGPUReductionsPass());
   pm.addPass(createPrepareGPUStepsPass());
@@ -262,19 +274,27 @@ static void buildGPUKernelPipeline(OpPassManager &pm, bool tensorCores) {
   // first wrote at the same place (elementwise chains) become one kernel.
   pm.addNestedPass<func::FuncOp>(createParallelLoopFusionPass());
   pm.addPass(createMapToGPUPass());
+  // Launches that do not depend on each other side by side, chains of
+  // single-block ones behind barriers; while each temporary still has its
+  // own workspace range, so that dependencies are exact.
+  if (fuse)
+    pm.addPass(createFuseGPULaunchesPass());
   // Kernels run in order: temporaries alive in disjoint kernel ranges
   // share memory.
   pm.addPass(createPackGPUWorkspacePass());
   // Outlining right away: CSE would hoist the constants MapToGPU cloned
   // into each kernel back out, making them kernel arguments.
   pm.addPass(createGpuKernelOutliningPass());
-  pm.addPass(createMergeKernelModulesPass());
+  MergeKernelModulesPassOptions merge;
+  merge.parts = parts;
+  pm.addPass(createMergeKernelModulesPass(merge));
   pm.addPass(createCanonicalizerPass());
 }
 
 void traincc::buildGPULowerToNVVMPipeline(
     OpPassManager &pm, const GPUCodegenPipelineOptions &options) {
-  buildGPUKernelPipeline(pm, hasTensorCoreMma(options.arch));
+  buildGPUKernelPipeline(pm, hasTensorCoreMma(options.arch), options.fuse,
+                         options.parts);
   GpuNVVMAttachTargetOptions target;
   target.chip = options.arch;
   target.optLevel = 3;
@@ -294,16 +314,17 @@ void traincc::buildGPULowerToNVVMPipeline(
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = "isa";
-  binary.toolkitPath = options.toolkit;
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  // The parts above and their translation to PTX run on the context's
+  // threads.
+  SerializeGPUModulesPassOptions serialize;
+  serialize.toolkit = options.toolkit;
+  pm.addPass(createSerializeGPUModulesPass(serialize));
 }
 
-void traincc::buildGPUEmulationPipeline(OpPassManager &pm) {
+void traincc::buildGPUEmulationPipeline(OpPassManager &pm, bool fuse) {
   // The emulated GPU is taken to be an sm_80 or newer (the trainers' PTX
   // is built for sm_90 by default).
-  buildGPUKernelPipeline(pm, /*tensorCores=*/true);
+  buildGPUKernelPipeline(pm, /*tensorCores=*/true, fuse);
   // Tensor-core mma.sync are warp-collective: lanes exchange fragments
   // through shared memory between barriers.
   pm.addPass(createEmulateMmaSyncPass());
@@ -357,6 +378,6 @@ void traincc::registerPipelines() {
       "CPU, with emulation entry points",
       [](OpPassManager &pm, const LinalgPipelineOptions &options) {
         buildBufferizePipeline(pm, options);
-        buildGPUEmulationPipeline(pm);
+        buildGPUEmulationPipeline(pm, options.fuse);
       });
 }

@@ -329,8 +329,8 @@ module @div_broadcast {
 
 // -----
 
-// Tests the activation rules, in reverse order: relu, leaky_relu and clip
-// take their input; sigmoid and tanh their output; softmax and log_softmax
+// Tests the activation rules, in reverse order: leaky_relu and clip take
+// their input, relu its output (the same mask); sigmoid and tanh their output; softmax and log_softmax
 // their output and axis.
 // CHECK-LABEL: module @activations
 // CHECK: %[[W:.*]] = train.read_param @w
@@ -348,7 +348,7 @@ module @div_broadcast {
 // CHECK: %[[D4:.*]] = train.sigmoid_backward %[[D3]], %[[S]]
 // CHECK: %[[D5:.*]] = train.clip_backward %[[D4]], %[[LR]] min 0.000000e+00 max 6.000000e+00
 // CHECK: %[[D6:.*]] = train.leaky_relu_backward %[[D5]], %[[R]] alpha 0.00999999977
-// CHECK: %[[D7:.*]] = train.relu_backward %[[D6]], %[[W]]
+// CHECK: %[[D7:.*]] = train.relu_backward %[[D6]], %[[R]]
 // CHECK: train.accumulate @w.grad, %[[D7]]
 module @activations {
   train.param @w trainable : tensor<2x3xf32>
@@ -363,6 +363,52 @@ module @activations {
     %ls = train.log_softmax %sm axis 1 : tensor<2x3xf32>
     %l = train.mse %ls, %t reduction mean : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<f32>
     return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests the exp rule (the gradient times the result) and the log rule (the
+// gradient divided by the input).
+// CHECK-LABEL: module @exp_log
+// CHECK: %[[W:.*]] = train.read_param @w
+// CHECK: %[[E:.*]] = train.exp %[[W]]
+// CHECK: %[[L:.*]] = train.log %[[E]]
+// CHECK: %[[D0:.*]] = train.mse_backward %{{.*}}, %[[L]]
+// CHECK: %[[D1:.*]] = train.div %[[D0]], %[[E]]
+// CHECK: %[[D2:.*]] = train.mul %[[D1]], %[[E]]
+// CHECK: train.accumulate @w.grad, %[[D2]]
+module @exp_log {
+  train.param @w trainable : tensor<2x3xf32>
+  func.func @loss(%t: tensor<2x3xf32>) -> tensor<f32> {
+    %w = train.read_param @w : tensor<2x3xf32>
+    %e = train.exp %w : tensor<2x3xf32>
+    %l = train.log %e : tensor<2x3xf32>
+    %m = train.mse %l, %t reduction mean : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<f32>
+    return %m : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests the conv_backward_data rule (ONNX ConvTranspose): a convolution of
+// the result's gradient for the input, a filter gradient for the weight,
+// both with the op's attributes.
+// CHECK-LABEL: module @conv_transpose
+// CHECK: %[[X:.*]] = train.read_param @x
+// CHECK: %[[W:.*]] = train.read_param @w
+// CHECK: %[[D0:.*]] = train.mse_backward
+// CHECK-DAG: train.conv %[[D0]], %[[W]] strides [2, 2] pads [1, 1, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x6x6xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
+// CHECK-DAG: train.conv_backward_filter %[[D0]], %[[X]] strides [2, 2] pads [1, 1, 0, 0] dilations [1, 1] groups 1 : (tensor<1x2x6x6xf32>, tensor<1x3x3x3xf32>) -> tensor<3x2x3x3xf32>
+module @conv_transpose {
+  train.param @x trainable : tensor<1x3x3x3xf32>
+  train.param @w trainable : tensor<3x2x3x3xf32>
+  func.func @loss(%t: tensor<1x2x6x6xf32>) -> tensor<f32> {
+    %x = train.read_param @x : tensor<1x3x3x3xf32>
+    %w = train.read_param @w : tensor<3x2x3x3xf32>
+    %y = train.conv_backward_data %x, %w strides [2, 2] pads [1, 1, 0, 0] dilations [1, 1] groups 1 : (tensor<1x3x3x3xf32>, tensor<3x2x3x3xf32>) -> tensor<1x2x6x6xf32>
+    %m = train.mse %y, %t reduction mean : (tensor<1x2x6x6xf32>, tensor<1x2x6x6xf32>) -> tensor<f32>
+    return %m : tensor<f32>
   }
 }
 

@@ -36,6 +36,7 @@ struct SgdModel {
   std::vector<uint8_t> initial = std::vector<uint8_t>(192, 0);
   traincc_gpu_arg args[7];
   traincc_gpu_launch launch;
+  traincc_gpu_module image;
   traincc_gpu_program gpu;
   traincc_model model;
 
@@ -66,10 +67,13 @@ struct SgdModel {
     args[4] = {TRAINCC_GPU_ARG_I64, 8, uint64_t(kN)};
     args[5] = {TRAINCC_GPU_ARG_F32, 4, momentum};
     args[6] = {TRAINCC_GPU_ARG_F32, 4, decay};
-    launch = {"tm_sgd", {1, 1, 1}, {32, 1, 1}, 0, 7, args};
+    launch = {"tm_sgd", 0, {1, 1, 1}, {32, 1, 1}, 0, 7, args};
     std::memset(&gpu, 0, sizeof(gpu));
+    std::memset(&image, 0, sizeof(image));
     gpu.arch = "sm_90";
-    gpu.ptx = ".version 8.0\n.target sm_80\n"
+    gpu.num_modules = 1;
+    gpu.modules = &image;
+    image.ptx = ".version 8.0\n.target sm_80\n"
               ".visible .entry tm_sgd(.param .u64 p, .param .u64 g,\n"
               "  .param .u64 buf, .param .u64 lr, .param .u64 n,\n"
               "  .param .f32 momentum, .param .f32 wd)\n{\n  ret;\n}\n";
@@ -191,9 +195,9 @@ TEST(Gpu, ValidatesLaunchPlans) {
   }
   {
     SgdModel m;
-    m.gpu.ptx = nullptr;
+    m.image.ptx = nullptr;
     EXPECT_THAT(errorOf(validateModel(m.model)),
-                HasSubstr("GPU program has no PTX"));
+                HasSubstr("GPU program module 0 has no PTX"));
   }
 }
 

@@ -97,8 +97,10 @@ static cl::opt<unsigned> optLevel(
     cl::Prefix, cl::init(3), cl::cat(category));
 static cl::opt<unsigned> jobs(
     "jobs",
-    cl::desc("Threads that optimise and compile the CPU kernels with LLVM "
-             "(default 0: every core); the code is the same for any count"),
+    cl::desc("Threads that compile the kernels: the CPU kernels with LLVM, "
+             "the CUDA kernels to PTX in two parts per thread, ptxas on each "
+             "part (default 0: every core); the code is the same for any "
+             "count"),
     cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<bool> timing(
     "timing",

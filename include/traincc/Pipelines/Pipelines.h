@@ -55,10 +55,17 @@ struct LinalgPipelineOptions
                     llvm::cl::desc("Fuse elementwise chains (off under "
                                    "traincc --no-fuse)"),
                     llvm::cl::init(true)};
+  Option<bool> collectives{
+      *this, "collectives",
+      llvm::cl::desc("Synchronized BatchNorm calls the trainer runtime "
+                     "(false for the GPU steps: per-replica statistics)"),
+      llvm::cl::init(true)};
 
   LinalgPipelineOptions() = default;
-  explicit LinalgPipelineOptions(bool fuseElementwise) {
+  explicit LinalgPipelineOptions(bool fuseElementwise,
+                                 bool replicaCollectives = true) {
     fuse = fuseElementwise;
+    collectives = replicaCollectives;
   }
 };
 
@@ -112,6 +119,11 @@ struct GPUCodegenPipelineOptions
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("Fuse elementwise chains"),
                     llvm::cl::init(true)};
+  Option<unsigned> parts{
+      *this, "parts",
+      llvm::cl::desc("gpu.modules the kernels are spread over, compiled in "
+                     "parallel (one PTX text and cubin each)"),
+      llvm::cl::init(1)};
 };
 
 /// Functions on memrefs -> GPU steps: each step function becomes a sequence
@@ -124,7 +136,7 @@ void buildGPULowerToNVVMPipeline(mlir::OpPassManager &pm,
 /// after another, or as fibers meeting at barriers for kernels that share
 /// memory), with `traincc_emu_<kernel>` entry points (LLVM dialect): the GPU
 /// path checked numerically without a GPU (EmulateGPUKernels.cpp).
-void buildGPUEmulationPipeline(mlir::OpPassManager &pm);
+void buildGPUEmulationPipeline(mlir::OpPassManager &pm, bool fuse = true);
 
 /// Registers every named pipeline with the pass registry.
 void registerPipelines();

@@ -9,7 +9,9 @@
 //
 // in this order: freeze-params, append-loss, explicit-training-mode,
 // (fold-bn-into-conv on @eval_step), insert-casts, loss-scaling, autodiff,
-// build-optimizer (traincc-training-pipeline runs them).
+// build-optimizer, (synchronize-batch-norm under --sync-bn),
+// (recompute-activations under --recompute)
+// (traincc-training-pipeline runs them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -222,6 +224,81 @@ def BuildOptimizerPass : Pass<"traincc-build-optimizer", "mlir::ModuleOp"> {
   let dependentDialects = ["::traincc::train::TrainDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Data parallelism
+//===----------------------------------------------------------------------===//
+
+def SynchronizeBatchNormPass
+    : Pass<"traincc-synchronize-batch-norm", "mlir::ModuleOp"> {
+  let summary = "Marks training-mode BatchNorm as synchronised over the "
+                "data-parallel replicas (SyncBatchNorm)";
+  let description = [{
+    `traincc --sync-bn`: every `train.bn_stats` and
+    `train.batch_norm_backward` of `@micro_step` becomes `synchronized`:
+    the statistics are those of the global batch of all replicas, and the
+    input gradient's per-channel sums are pooled likewise, as PyTorch's
+    SyncBatchNorm computes them. Every `train.bn_running_update` counts
+    the values of all replicas for its unbiased variance: its `batches`
+    operand is multiplied by (or becomes) `train.replica_count`.
+
+    Runs after autodiff, which creates the backward ops. The marker is an
+    attribute so that later passes can see it: a synchronized reduction
+    calls the trainer runtime halfway (ConvertTrainToLinalg), so it must
+    not be fused into a convolution's epilogue. The replica count is only
+    known when the trainer runs: alone, or without the trainer's
+    `--sync-bn`, the runtime's answers make this the per-replica
+    BatchNorm (DDP's).
+
+    Refused for models whose running variance follows the biased
+    convention (ExplicitTrainingMode cancels a correction whose count
+    would then depend on the replicas).
+  }];
+  let dependentDialects = ["::traincc::train::TrainDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def RecomputeActivationsPass
+    : Pass<"traincc-recompute-activations", "mlir::ModuleOp"> {
+  let summary = "Recomputes cheap saved forward values in the backward pass";
+  let description = [{
+    In `@micro_step`: a forward value (one the returned loss depends on)
+    that the backward pass reads is normally alive from the forward op
+    that makes it to its last backward use, across the forward/backward
+    boundary where the step's memory peaks. When it is the result of a
+    cheap elementwise op (`train.bn_apply`, `relu` and the other unary
+    ops, `add`/`sub`/`mul`/`div`/`maximum`/`minimum`, `cast`) whose
+    operands the backward pass has anyway (step arguments, parameters,
+    values it keeps, other recomputed values), the op is cloned right
+    before the value's first backward use and the backward uses read the
+    clone: the forward value dies with its last forward use.
+
+      %y = train.bn_apply %x, ...     // %x is kept for batch_norm_backward
+      %r = train.relu %y
+      ...
+      %g = train.relu_backward %d, %y
+
+    becomes, with `%y2 = train.bn_apply %x, ... {train.recomputed}` placed
+    just before the relu_backward, `train.relu_backward %d, %y2`.
+
+    Values are chosen in forward order; a value whose recomputation would
+    need more than `max-chain` ops (a residual stream rebuilt from far
+    back) is kept instead, which makes it available to the values after
+    it. Clones are marked `train.recomputed`, which the Train to linalg
+    conversion keeps on the linalg ops so that CSE does not merge them
+    back into the forward originals.
+    traincc runs this pass with `--recompute`, and `--memory-budget` turns
+    it on when it lets a larger micro-batch fit.
+  }];
+  let options = [
+    Option<"maxChain", "max-chain", "int64_t", /*default=*/"4",
+           "Most ops the recomputation of one value may need">
+  ];
+  let dependentDialects = ["::traincc::train::TrainDialect"];
 }
 
 //===----------------------------------------------------------------------===//

@@ -22,6 +22,7 @@
 #include "llvm/TargetParser/SubtargetFeature.h"
 
 #include <chrono>
+#include <optional>
 
 using namespace mlir;
 using traincc::ObjectOptions;
@@ -55,9 +56,60 @@ llvm::CodeGenOptLevel codeGenLevel(unsigned level) {
   }
 }
 
-/// Runs LLVM's standard module pipeline of `level`.
+/// Wall time of each pass and analysis, less that of the passes nested in
+/// it (LLVM's -time-passes keeps global timers, which threads would share).
+class PassClock {
+public:
+  explicit PassClock(llvm::StringMap<double> &seconds) : seconds_(seconds) {}
+
+  void attach(llvm::PassInstrumentationCallbacks &callbacks) {
+    callbacks.registerBeforeNonSkippedPassCallback(
+        [this](llvm::StringRef pass, llvm::Any) { start(pass); });
+    callbacks.registerAfterPassCallback(
+        [this](llvm::StringRef pass, llvm::Any,
+               const llvm::PreservedAnalyses &) { stop(); });
+    callbacks.registerAfterPassInvalidatedCallback(
+        [this](llvm::StringRef pass, const llvm::PreservedAnalyses &) {
+          stop();
+        });
+    callbacks.registerBeforeAnalysisCallback(
+        [this](llvm::StringRef analysis, llvm::Any) {
+          start(("(A) " + analysis).str());
+        });
+    callbacks.registerAfterAnalysisCallback(
+        [this](llvm::StringRef, llvm::Any) { stop(); });
+  }
+
+private:
+  struct Running {
+    std::string name;
+    std::chrono::steady_clock::time_point start;
+    double nestedSeconds = 0;
+  };
+  void start(llvm::StringRef name) {
+    running_.push_back({name.str(), std::chrono::steady_clock::now(), 0});
+  }
+  void stop() {
+    if (running_.empty())
+      return;
+    Running done = running_.pop_back_val();
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - done.start)
+                         .count();
+    seconds_[done.name] += seconds - done.nestedSeconds;
+    if (!running_.empty())
+      running_.back().nestedSeconds += seconds;
+  }
+
+  llvm::StringMap<double> &seconds_;
+  llvm::SmallVector<Running> running_;
+};
+
+/// Runs LLVM's standard module pipeline of `level`; with `passSeconds`,
+/// times each pass.
 void optimize(llvm::Module &module, llvm::TargetMachine &machine,
-              llvm::OptimizationLevel level) {
+              llvm::OptimizationLevel level,
+              llvm::StringMap<double> *passSeconds) {
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager cgsccs;
@@ -70,7 +122,14 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine,
   // speed.
   // Step times of the example CNN and a CIFAR ResNet-18 do not change.
   tuning.LoopUnrolling = false;
-  llvm::PassBuilder builder(&machine, tuning);
+  llvm::PassInstrumentationCallbacks callbacks;
+  std::optional<PassClock> clock;
+  if (passSeconds) {
+    clock.emplace(*passSeconds);
+    clock->attach(callbacks);
+  }
+  llvm::PassBuilder builder(&machine, tuning, std::nullopt,
+                            passSeconds ? &callbacks : nullptr);
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(cgsccs);
   builder.registerFunctionAnalyses(functions);
@@ -173,7 +232,8 @@ bool compileModule(llvm::Module &llvmModule, llvm::TargetMachine &machine,
   };
   llvmModule.setTargetTriple(machine.getTargetTriple());
   llvmModule.setDataLayout(machine.createDataLayout());
-  optimize(llvmModule, machine, optimizationLevel(options.optLevel));
+  optimize(llvmModule, machine, optimizationLevel(options.optLevel),
+           timing ? &timing->passSeconds : nullptr);
   if (timing) {
     timing->optimizeSeconds = secondsSince(start);
     start = std::chrono::steady_clock::now();

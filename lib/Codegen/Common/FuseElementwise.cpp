@@ -3,7 +3,9 @@
 // Upstream's elementwise fusion patterns do the rewriting; this pass decides
 // which producers may fuse (mayFuse: the cost model of Passes.td) and
 // applies the patterns to a fixed point, so a chain fuses step by step into
-// its last consumer.
+// its last consumer. A consumer that reads its producer through a
+// collapse_shape is expanded to the producer's loops first
+// (mayExpandConsumer), so that the two fuse.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +56,23 @@ bool mayFuse(OpOperand *operand) {
          isCheapToRepeat(producer);
 }
 
+/// Whether an elementwise consumer of `operand`, a collapse_shape of what a
+/// generic computes for it alone, may take on the expanded iteration space,
+/// so that it fuses with that generic: the mask of max pooling's gradient
+/// (computed per 2x2 window position) and ReLU's mask (per pixel) become
+/// one pass. Reductions keep their shape: the GPU mapping picks their
+/// kernels by the loops they have.
+bool mayExpandConsumer(OpOperand *operand) {
+  auto collapse = operand->get().getDefiningOp<tensor::CollapseShapeOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  if (!collapse || !consumer || !collapse->hasOneUse() ||
+      consumer.getNumReductionLoops() != 0)
+    return false;
+  auto producer = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+  return producer && producer->hasOneUse() &&
+         producer.getNumReductionLoops() == 0;
+}
+
 /// Gives each state result of `func` that a generic computes into a
 /// `tensor.empty` (RemoveOutsDependency's work) its parameter's argument
 /// back as destination.
@@ -88,6 +107,8 @@ struct FuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, mayFuse);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns,
+                                                      mayExpandConsumer);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     for (auto func : getOperation().getOps<func::FuncOp>())

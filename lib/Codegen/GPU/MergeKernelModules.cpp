@@ -79,8 +79,79 @@ void alignWorkgroupBuffers(gpu::GPUFuncOp kernel) {
         i, LLVM::LLVMDialect::getAlignAttrName(), align);
 }
 
+int64_t countOps(Operation *op) {
+  int64_t count = 0;
+  op->walk([&](Operation *) { ++count; });
+  return count;
+}
+
+/// Spreads the kernels of `merged` over up to `parts` modules of about equal
+/// size and at least `minKernels` kernels, each with copies of the other
+/// symbols its kernels use; returns the module each kernel went to, and
+/// erases `merged`. Returns nothing, `merged` kept, if one part would do.
+DenseMap<StringAttr, StringAttr> splitKernelModule(gpu::GPUModuleOp merged,
+                                                   unsigned parts,
+                                                   unsigned minKernels) {
+  SmallVector<gpu::GPUFuncOp> kernels(
+      merged.getBodyRegion().front().getOps<gpu::GPUFuncOp>());
+  // Each part links libdevice and starts ptxas once: small programs stay
+  // whole.
+  parts = std::clamp<unsigned>(kernels.size() / std::max(minKernels, 1u), 1,
+                               parts);
+  if (parts == 1)
+    return {};
+  // Largest first onto the lightest part (LPT): the parts finish together.
+  SmallVector<std::pair<int64_t, unsigned>> bySize;
+  for (auto [index, kernel] : llvm::enumerate(kernels))
+    bySize.push_back({countOps(kernel), index});
+  llvm::stable_sort(bySize, [](auto a, auto b) { return a.first > b.first; });
+  SmallVector<int64_t> load(parts, 0);
+  SmallVector<unsigned> partOf(kernels.size());
+  for (auto [size, index] : bySize) {
+    unsigned lightest = std::min_element(load.begin(), load.end()) - load.begin();
+    partOf[index] = lightest;
+    load[lightest] += size;
+  }
+
+  OpBuilder builder(merged);
+  SmallVector<gpu::GPUModuleOp> modules;
+  for (unsigned part = 0; part < parts; ++part)
+    modules.push_back(gpu::GPUModuleOp::create(
+        builder, merged.getLoc(),
+        (Twine(kKernelModule) + "_" + Twine(part)).str()));
+  SymbolTable mergedSymbols(merged);
+  SmallVector<DenseSet<StringAttr>> copied(parts);
+  DenseMap<StringAttr, StringAttr> moduleOf;
+  for (auto [index, kernel] : llvm::enumerate(kernels)) {
+    unsigned part = partOf[index];
+    Block &body = modules[part].getBodyRegion().front();
+    // The symbols the kernel uses, and those they use in turn.
+    SmallVector<Operation *> users = {kernel};
+    while (!users.empty()) {
+      Operation *user = users.pop_back_val();
+      auto uses = SymbolTable::getSymbolUses(user);
+      if (!uses)
+        continue;
+      for (const SymbolTable::SymbolUse &use : *uses) {
+        StringAttr name = use.getSymbolRef().getRootReference();
+        Operation *symbol = mergedSymbols.lookup(name);
+        if (!symbol || isa<gpu::GPUFuncOp>(symbol) ||
+            !copied[part].insert(name).second)
+          continue;
+        OpBuilder::atBlockBegin(&body).clone(*symbol);
+        users.push_back(symbol);
+      }
+    }
+    kernel->moveBefore(&body, body.end());
+    moduleOf[kernel.getNameAttr()] = modules[part].getNameAttr();
+  }
+  merged.erase();
+  return moduleOf;
+}
+
 struct MergeKernelModulesPass
     : public traincc::impl::MergeKernelModulesPassBase<MergeKernelModulesPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<gpu::GPUModuleOp> sources(module.getOps<gpu::GPUModuleOp>());
@@ -142,6 +213,17 @@ struct MergeKernelModulesPass
       return signalPassFailure();
     for (gpu::GPUModuleOp source : sources)
       source.erase();
+    if (parts <= 1)
+      return;
+    DenseMap<StringAttr, StringAttr> moduleOf =
+        splitKernelModule(merged, parts, minKernelsPerPart);
+    if (moduleOf.empty())
+      return;
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      StringAttr kernel = launch.getKernelName();
+      launch.setKernelAttr(SymbolRefAttr::get(
+          moduleOf.lookup(kernel), {FlatSymbolRefAttr::get(kernel)}));
+    });
   }
 };
 

@@ -49,6 +49,14 @@ void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
 void populateGradientPatterns(mlir::RewritePatternSet &patterns);
 /// Gradients of convolution and pooling.
 void populateWindowGradientPatterns(mlir::RewritePatternSet &patterns);
+/// train.replica_count (ConvertTrainToLinalgCollectives.cpp).
+void populateCollectivePatterns(mlir::RewritePatternSet &patterns);
+
+/// `values` (a rank-1 f32 tensor) averaged over the data-parallel replicas
+/// that synchronise BatchNorm: a call to the trainer runtime's
+/// traincc_replica_mean on a copy, at `anchor`'s place in its module.
+mlir::Value replicaMean(mlir::OpBuilder &builder, mlir::Operation *anchor,
+                        mlir::Value values);
 
 } // namespace traincc::codegen
 

@@ -142,6 +142,22 @@ struct ErfLowering : ElementwiseLowering<ErfLowering, train::ErfOp> {
   }
 };
 
+struct ExpLowering : ElementwiseLowering<ExpLowering, train::ExpOp> {
+  using ElementwiseLowering::ElementwiseLowering;
+  static Value build(OpBuilder &b, Location loc, train::ExpOp,
+                     ValueRange args) {
+    return math::ExpOp::create(b, loc, args[0]);
+  }
+};
+
+struct LogLowering : ElementwiseLowering<LogLowering, train::LogOp> {
+  using ElementwiseLowering::ElementwiseLowering;
+  static Value build(OpBuilder &b, Location loc, train::LogOp,
+                     ValueRange args) {
+    return math::LogOp::create(b, loc, args[0]);
+  }
+};
+
 // Rounds to nearest even (arith.truncf's default); f16 <-> bf16 through f32.
 struct CastLowering : ElementwiseLowering<CastLowering, train::CastOp> {
   using ElementwiseLowering::ElementwiseLowering;
@@ -301,6 +317,7 @@ void traincc::codegen::populateElementwisePatterns(
                // loss * scale, a 0-d product.
                ScaleLossLowering, ReluLowering,
                LeakyReluLowering, ClipLowering, SigmoidLowering, TanhLowering, SqrtLowering, ErfLowering,
+               ExpLowering, LogLowering,
                CastLowering,
                ForwardOperandLowering<train::IdentityOp>,
                ForwardOperandLowering<train::DropoutOp>, ConstantLowering,

@@ -512,7 +512,9 @@ Value inverseStdDev(OpBuilder &b, Location loc, Value variance, double epsilon,
 }
 
 /// Mean, then the biased variance as the mean of (x - mean)^2 (two passes:
-/// no cancellation when the mean is large).
+/// no cancellation when the mean is large). Synchronized: each is the
+/// replicas' mean of theirs (equal slices), so the variance is taken
+/// around the global mean and stays exactly two passes.
 struct BNStatsLowering : OpConversionPattern<train::BNStatsOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -533,6 +535,8 @@ struct BNStatsLowering : OpConversionPattern<train::BNStatsOp> {
     Value mean = divideTensor(rewriter, loc,
                               sumElements(rewriter, loc, input, axes, accType),
                               count, accType);
+    if (op.getSynchronized())
+      mean = replicaMean(rewriter, op, mean);
     Value squares = sumOver(
         rewriter, loc, ValueRange{input, mean},
         {AffineMap::getMultiDimIdentityMap(rank, context),
@@ -545,10 +549,13 @@ struct BNStatsLowering : OpConversionPattern<train::BNStatsOp> {
         });
     // f32 statistics of f16/bf16 inputs (mixed precision).
     Type statElement = op.getMean().getType().getElementType();
-    rewriter.replaceOp(op,
-                       {convertElementType(rewriter, loc, mean, statElement),
-                        divideTensor(rewriter, loc, squares, count,
-                                     statElement)});
+    Value variance = divideTensor(rewriter, loc, squares, count,
+                                  op.getSynchronized() ? accType : statElement);
+    if (op.getSynchronized())
+      variance = convertElementType(
+          rewriter, loc, replicaMean(rewriter, op, variance), statElement);
+    rewriter.replaceOp(
+        op, {convertElementType(rewriter, loc, mean, statElement), variance});
     return success();
   }
 };
@@ -697,8 +704,22 @@ struct BatchNormBackwardLowering
                      Value square = arith::MulFOp::create(b, nloc, v[1], v[1]);
                      return arith::MulFOp::create(b, nloc, v[0], square);
                    });
+    // Synchronized: the statistics are the global batch's, so the input
+    // gradient takes the replicas' sums; since the slices are equal, M
+    // times their means stands for them with the local M. The parameter
+    // gradients stay local (averaged with every gradient after the step).
+    Value inputSumDy = sumDy;
+    if (op.getSynchronized()) {
+      inputSumDy = replicaMean(rewriter, op, sumDy);
+      Value globalCentred = replicaMean(rewriter, op, sumDyCentred);
+      c = perChannel(ValueRange{globalCentred, invStd}, accType,
+                     [](OpBuilder &b, Location nloc, ValueRange v) -> Value {
+                       Value square = arith::MulFOp::create(b, nloc, v[1], v[1]);
+                       return arith::MulFOp::create(b, nloc, v[0], square);
+                     });
+    }
     Value inputGrad = batchNormInputGrad(rewriter, loc, ValueRange{dy, x, mean},
-                                         k, sumDy, c, count, element);
+                                         k, inputSumDy, c, count, element);
     rewriter.replaceOp(op, {inputGrad, scaleGrad,
                             convertElementType(rewriter, loc, sumDy,
                                                statElement)});

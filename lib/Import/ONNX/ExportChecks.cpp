@@ -5,8 +5,10 @@
 // convolutions (and drop the zero biases of convolutions that BatchNorm
 // followed), PyTorch's legacy exporter renames the folded weights
 // `onnx::Conv_N`, some converters write weights as Constant nodes (which
-// traincc keeps frozen), and a graph traced at one batch size reshapes to
-// that size. The symptoms are read from the graph alone, so that models
+// traincc keeps frozen), PyTorch 2's optimizer merges initializers of
+// equal values (every fresh LayerNorm's scale of ones becomes one tensor,
+// which would then train as one), and a graph traced at one batch size
+// reshapes to that size. The symptoms are read from the graph alone, so that models
 // from any producer are judged alike; the producer only picks which recipe
 // the message gives. The checks see the model after the checker, before
 // the batch size is set: the inputs still have their exported shapes.
@@ -172,10 +174,19 @@ void ExportChecker::warnIfExportedForInference() {
   const onnx::NodeProto *unbiasedConv = nullptr;
   const onnx::NodeProto *renamedConv = nullptr;
   llvm::SmallVector<std::string> frozen;
+  // Normalization scales and biases by initializer: the nodes reading each.
+  static const llvm::StringSet<> norms = {
+      "BatchNormalization", "LayerNormalization", "InstanceNormalization",
+      "GroupNormalization"};
+  llvm::StringMap<int> normReaders;
   for (const onnx::NodeProto &node : graph.node()) {
     if (!node.domain().empty())
       continue;
     const std::string &op = node.op_type();
+    if (norms.contains(op))
+      for (int index = 1; index < node.input_size() && index < 3; ++index)
+        if (initializers.contains(node.input(index)))
+          ++normReaders[node.input(index)];
     if (op == "BatchNormalization")
       hasBatchNorm = true;
     bool isConv = op == "Conv" || op == "ConvTranspose";
@@ -207,6 +218,13 @@ void ExportChecker::warnIfExportedForInference() {
     reason = "it has no BatchNormalization and convolution '" +
              unbiasedConv->name() +
              "' has no bias (BatchNorm folded into the convolutions?)";
+  } else if (auto shared = llvm::find_if(
+                 normReaders, [](const auto &e) { return e.second > 1; });
+             shared != normReaders.end()) {
+    reason = "initializer '" + shared->getKey().str() + "' is the scale or "
+             "bias of " + std::to_string(shared->second) +
+             " normalization nodes, so they train as one (initializers of "
+             "equal values merged by the exporter?)";
   } else if (!hasBatchNorm && renamedConv) {
     reason = "it has no BatchNormalization and convolution '" +
              renamedConv->name() + "' has weights named '" +

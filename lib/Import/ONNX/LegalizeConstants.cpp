@@ -185,17 +185,10 @@ LogicalResult legalizeRange(const ONNXNode &node, RewriterBase &rewriter) {
                             DenseElementsAttr::get(type, values));
 }
 
-LogicalResult legalizeCast(const ONNXNode &node, RewriterBase &rewriter) {
-  std::optional<int64_t> to = node.getInt("to");
-  if (!to) {
-    node.emitError() << "attribute 'to' is missing";
-    return failure();
-  }
-  Type element = getONNXElementType(rewriter.getContext(), *to);
-  if (!element) {
-    node.emitError() << "cast to ONNX data type " << *to << " is not supported";
-    return failure();
-  }
+/// Input 0 converted to `element`: folded on constants, a train.cast
+/// between float types.
+LogicalResult castTo(const ONNXNode &node, RewriterBase &rewriter,
+                     Type element) {
   if (DenseElementsAttr constant = node.getConstantInput(0))
     return finishWithConstant(node, rewriter,
                               convertElements(constant, element));
@@ -220,24 +213,37 @@ LogicalResult legalizeCast(const ONNXNode &node, RewriterBase &rewriter) {
   return failure();
 }
 
-/// Equal, Where and Expand: folded on constants, else unsupported.
-FailureOr<SmallVector<DenseElementsAttr>>
-getConstantInputs(const ONNXNode &node, unsigned count) {
-  SmallVector<DenseElementsAttr> values;
-  for (unsigned i = 0; i < count; ++i) {
-    DenseElementsAttr value = node.getConstantInput(i);
-    if (!value) {
-      node.emitError() << node.getOpType()
-                       << " on non-constant inputs is not supported";
-      return failure();
-    }
-    values.push_back(value);
+LogicalResult legalizeCast(const ONNXNode &node, RewriterBase &rewriter) {
+  std::optional<int64_t> to = node.getInt("to");
+  if (!to) {
+    node.emitError() << "attribute 'to' is missing";
+    return failure();
   }
-  return values;
+  Type element = getONNXElementType(rewriter.getContext(), *to);
+  if (!element) {
+    node.emitError() << "cast to ONNX data type " << *to << " is not supported";
+    return failure();
+  }
+  return castTo(node, rewriter, element);
 }
 
+/// CastLike (opset 15; PyTorch 2.x's exporter writes it): Cast to the
+/// element type of input 1.
+LogicalResult legalizeCastLike(const ONNXNode &node, RewriterBase &rewriter) {
+  Value like = node.getInput(1);
+  auto type =
+      dyn_cast_if_present<RankedTensorType>(like ? like.getType() : Type());
+  if (!type) {
+    node.emitError() << "input 1 (target_type) must be a ranked tensor";
+    return failure();
+  }
+  return castTo(node, rewriter, type.getElementType());
+}
+
+
 LogicalResult legalizeEqual(const ONNXNode &node, RewriterBase &rewriter) {
-  FailureOr<SmallVector<DenseElementsAttr>> inputs = getConstantInputs(node, 2);
+  FailureOr<SmallVector<DenseElementsAttr>> inputs =
+      requireConstantInputs(node, 2);
   if (failed(inputs))
     return failure();
   FailureOr<DenseElementsAttr> folded =
@@ -247,7 +253,8 @@ LogicalResult legalizeEqual(const ONNXNode &node, RewriterBase &rewriter) {
 }
 
 LogicalResult legalizeWhere(const ONNXNode &node, RewriterBase &rewriter) {
-  FailureOr<SmallVector<DenseElementsAttr>> inputs = getConstantInputs(node, 3);
+  FailureOr<SmallVector<DenseElementsAttr>> inputs =
+      requireConstantInputs(node, 3);
   if (failed(inputs))
     return failure();
   DenseElementsAttr cond = (*inputs)[0], x = (*inputs)[1], y = (*inputs)[2];
@@ -285,11 +292,17 @@ LogicalResult legalizeWhere(const ONNXNode &node, RewriterBase &rewriter) {
 }
 
 /// Expand broadcasts both ways: the result shape is the broadcast of the
-/// input's and the requested one.
+/// input's and the requested one. Folded on constants; computed float data
+/// (a ViT's class token expanded over the batch) becomes a
+/// train.broadcast_to, whose gradient sums back.
 LogicalResult legalizeExpand(const ONNXNode &node, RewriterBase &rewriter) {
   DenseElementsAttr input = node.getConstantInput(0);
-  if (!input) {
-    node.emitError() << "Expand of non-constant data is not supported";
+  RankedTensorType inputType =
+      input ? cast<RankedTensorType>(input.getType()) : node.getInputType(0);
+  if (!input && !(inputType && inputType.hasStaticShape() &&
+                  isFloatElementType(inputType.getElementType()))) {
+    node.emitError() << "Expand of non-constant data is supported for "
+                        "float tensors of static shape only";
     return failure();
   }
   std::optional<SmallVector<int64_t>> requested = node.getConstantInts(1);
@@ -298,10 +311,10 @@ LogicalResult legalizeExpand(const ONNXNode &node, RewriterBase &rewriter) {
     return failure();
   }
   FailureOr<SmallVector<int64_t>> shape =
-      train::broadcastShapes(input.getType().getShape(), *requested);
+      train::broadcastShapes(inputType.getShape(), *requested);
   if (failed(shape) || llvm::any_of(*shape, [](int64_t d) { return d < 0; })) {
     InFlightDiagnostic diag = node.emitError()
-                              << "input of type " << input.getType()
+                              << "input of type " << inputType
                               << " cannot be expanded to [";
     llvm::interleaveComma(*requested, diag);
     // The usual cause: a constant traced at the export's batch size (PyTorch
@@ -310,6 +323,17 @@ LogicalResult legalizeExpand(const ONNXNode &node, RewriterBase &rewriter) {
             "--batch-size it is compiled for, export it at batch size 1 or "
             "at that batch size";
     return failure();
+  }
+  if (!input) {
+    if (failed(checkRank(node, shape->size())))
+      return failure();
+    auto type = RankedTensorType::get(*shape, inputType.getElementType());
+    Value data = node.getInput(0);
+    return finishNode(node, rewriter,
+                      type == inputType
+                          ? data
+                          : train::BroadcastToOp::create(
+                                rewriter, node.getLoc(), type, data));
   }
   if (failed(checkFoldSize(node, *shape)))
     return failure();
@@ -327,6 +351,7 @@ void onnx_import::addConstantHandlers(HandlerTable &table) {
   table["ConstantOfShape"] = legalizeConstantOfShape;
   table["Range"] = legalizeRange;
   table["Cast"] = legalizeCast;
+  table["CastLike"] = legalizeCastLike;
   table["Equal"] = legalizeEqual;
   table["Where"] = legalizeWhere;
   table["Expand"] = legalizeExpand;

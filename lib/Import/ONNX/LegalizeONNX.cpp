@@ -185,6 +185,10 @@ HandlerTable buildHandlerTable() {
   addElementwiseHandlers(table);
   addReduceHandlers(table);
   addRecurrentHandlers(table);
+  addNormalizationHandlers(table);
+  addActivationHandlers(table);
+  addConvTransposeHandlers(table);
+  addEinsumHandlers(table);
   addShapeHandlers(table);
   return table;
 }

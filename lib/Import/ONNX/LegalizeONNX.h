@@ -77,6 +77,15 @@ void addElementwiseHandlers(HandlerTable &table);
 void addReduceHandlers(HandlerTable &table);
 /// LSTM and GRU, unrolled over the sequence into ops autodiff knows.
 void addRecurrentHandlers(HandlerTable &table);
+/// Exp, Log, Neg, Abs, Elu, Selu, Softplus, PRelu, Gelu and Split.
+void addActivationHandlers(HandlerTable &table);
+/// Einsum of one or two operands, as a batched matmul.
+void addEinsumHandlers(HandlerTable &table);
+/// ConvTranspose, as the input gradient of a convolution.
+void addConvTransposeHandlers(HandlerTable &table);
+/// LayerNormalization, InstanceNormalization and GroupNormalization, as
+/// compositions of Train ops.
+void addNormalizationHandlers(HandlerTable &table);
 /// Shapes and data movement: Constant, Shape, Gather, Unsqueeze, Squeeze,
 /// Concat, Reshape, Flatten, Transpose, Slice, Identity, Cast, and the
 /// integer arithmetic of shape sub-graphs (folded on constants).

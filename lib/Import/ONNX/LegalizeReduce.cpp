@@ -259,6 +259,27 @@ LogicalResult legalizePad(const ONNXNode &node, RewriterBase &rewriter) {
   return finishNode(node, rewriter, result);
 }
 
+/// GlobalMaxPool: the maximum over the spatial axes, kept as 1.
+LogicalResult legalizeGlobalMaxPool(const ONNXNode &node,
+                                    RewriterBase &rewriter) {
+  FailureOr<Value> input = getFloatInput(node, 0, "X");
+  if (failed(input))
+    return failure();
+  auto type = cast<RankedTensorType>(input->getType());
+  if (type.getRank() < 3 || type.getNumElements() == 0) {
+    node.emitError() << "expects a non-empty input of rank 3 or more, "
+                        "[N, C, D...]";
+    return failure();
+  }
+  SmallVector<int64_t> kept(type.getShape());
+  std::fill(kept.begin() + 2, kept.end(), 1);
+  return finishNode(node, rewriter,
+                    train::ReduceMaxOp::create(
+                        rewriter, node.getLoc(),
+                        RankedTensorType::get(kept, type.getElementType()),
+                        *input));
+}
+
 } // namespace
 
 void onnx_import::addReduceHandlers(HandlerTable &table) {
@@ -266,4 +287,5 @@ void onnx_import::addReduceHandlers(HandlerTable &table) {
   table["ReduceMean"] = legalizeReduce<ReduceKind::Mean>;
   table["ReduceMax"] = legalizeReduce<ReduceKind::Max>;
   table["Pad"] = legalizePad;
+  table["GlobalMaxPool"] = legalizeGlobalMaxPool;
 }

@@ -625,4 +625,5 @@ void onnx_import::addShapeHandlers(HandlerTable &table) {
   table["Transpose"] = legalizeTranspose;
   table["Slice"] = legalizeSlice;
   addConstantHandlers(table);
+  addShapeFoldHandlers(table);
 }

@@ -229,10 +229,25 @@ SmallVector<int64_t> onnx_import::broadcastIndices(ArrayRef<int64_t> from,
   return result;
 }
 
-FailureOr<DenseElementsAttr> onnx_import::foldBinary(const ONNXNode &node,
-                                                     StringRef opType,
-                                                     DenseElementsAttr lhs,
-                                                     DenseElementsAttr rhs) {
+FailureOr<SmallVector<DenseElementsAttr>>
+onnx_import::requireConstantInputs(const ONNXNode &node, unsigned count) {
+  SmallVector<DenseElementsAttr> values;
+  for (unsigned i = 0; i < count; ++i) {
+    DenseElementsAttr value = node.getConstantInput(i);
+    if (!value) {
+      node.emitError() << node.getOpType() << " on computed data (input " << i
+                       << ") is not supported; only its use on constants "
+                          "(shape arithmetic) folds";
+      return failure();
+    }
+    values.push_back(value);
+  }
+  return values;
+}
+
+FailureOr<ConstantBroadcast>
+onnx_import::broadcastConstants(const ONNXNode &node, DenseElementsAttr lhs,
+                                DenseElementsAttr rhs) {
   Type element = lhs.getElementType();
   if (element != rhs.getElementType()) {
     node.emitError() << "operand element types differ: " << element << " and "
@@ -250,11 +265,23 @@ FailureOr<DenseElementsAttr> onnx_import::foldBinary(const ONNXNode &node,
   }
   if (failed(checkFoldSize(node, *shape)))
     return failure();
-  SmallVector<int64_t> lhsIndices = broadcastIndices(lhsShape, *shape);
-  SmallVector<int64_t> rhsIndices = broadcastIndices(rhsShape, *shape);
+  return ConstantBroadcast{*shape, broadcastIndices(lhsShape, *shape),
+                           broadcastIndices(rhsShape, *shape)};
+}
+
+FailureOr<DenseElementsAttr> onnx_import::foldBinary(const ONNXNode &node,
+                                                     StringRef opType,
+                                                     DenseElementsAttr lhs,
+                                                     DenseElementsAttr rhs) {
+  Type element = lhs.getElementType();
+  FailureOr<ConstantBroadcast> broadcast = broadcastConstants(node, lhs, rhs);
+  if (failed(broadcast))
+    return failure();
+  const SmallVector<int64_t> &lhsIndices = broadcast->lhsIndices;
+  const SmallVector<int64_t> &rhsIndices = broadcast->rhsIndices;
   bool compare = opType == "Equal";
   auto resultType = RankedTensorType::get(
-      *shape, compare ? IntegerType::get(element.getContext(), 1) : element);
+      broadcast->shape, compare ? IntegerType::get(element.getContext(), 1) : element);
 
   if (isa<FloatType>(element)) {
     auto l = llvm::to_vector(lhs.getValues<APFloat>());

@@ -117,6 +117,22 @@ mlir::FailureOr<mlir::Value> createNodeConstant(const ONNXNode &node,
 llvm::SmallVector<mlir::DenseElementsAttr>
 getConstantInputs(const ONNXNode &node);
 
+/// The first `count` inputs of a node that folds on constants only (Equal,
+/// Where, Expand, Mod, Not, ...); an error naming the first computed one.
+mlir::FailureOr<llvm::SmallVector<mlir::DenseElementsAttr>>
+requireConstantInputs(const ONNXNode &node, unsigned count);
+
+/// Two constants of one element type broadcast together: the result shape
+/// and, for each result element, the linear index into each operand.
+struct ConstantBroadcast {
+  llvm::SmallVector<int64_t> shape, lhsIndices, rhsIndices;
+};
+/// An error when the element types differ, the shapes do not broadcast or
+/// the result is too large to fold.
+mlir::FailureOr<ConstantBroadcast>
+broadcastConstants(const ONNXNode &node, mlir::DenseElementsAttr lhs,
+                   mlir::DenseElementsAttr rhs);
+
 /// The tensor of type `type` whose element i is `source`'s element
 /// `indices[i]` (linear, row-major): the common core of every
 /// data-movement fold.
@@ -158,6 +174,10 @@ llvm::SmallVector<int64_t> getStrides(llvm::ArrayRef<int64_t> shape);
 /// ConstantOfShape, Range, Cast, Equal, Where, Expand); part of the shape
 /// family's table.
 void addConstantHandlers(HandlerTable &table);
+
+/// Handlers for Mod, Not and ScatterND, folded on constants (the shape
+/// arithmetic of swin's attention mask); part of the shape family's table.
+void addShapeFoldHandlers(HandlerTable &table);
 
 } // namespace traincc::onnx_import
 

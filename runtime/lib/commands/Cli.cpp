@@ -507,6 +507,19 @@ const FlagSpec kFlags[] = {
        o.distTimeout = *value;
        return Error::success();
      }},
+    {"--bucket-mb", nullptr, "MB", kTrain,
+     "data-parallel runs: largest bucket of the gradient all-reduce in "
+     "host memory, in MiB; each starts as soon as it is packed (default "
+     "25, as DDP's bucket_cap_mb)",
+     [](TrainerOptions &o, const std::string &f, const std::string &v) {
+       Expected<double> value = parseReal(f, v);
+       if (!value)
+         return value.takeError();
+       if (!(*value > 0 && *value <= 4096))
+         return makeError(f, " must lie in (0, 4096] MiB, got ", v);
+       o.bucketMiB = *value;
+       return Error::success();
+     }},
     {"--no-fold-bn", nullptr, nullptr, kTrain,
      "--export: keep each BatchNormalization after a Conv instead of folding "
      "it into the Conv's weight and bias (for comparison, or to reload the "

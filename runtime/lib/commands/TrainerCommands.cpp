@@ -4,6 +4,7 @@
 
 #include "traincc/runtime/data/DataSources.h"
 #include "traincc/runtime/distributed/DataParallel.h"
+#include "traincc/runtime/distributed/SyncBatchNorm.h"
 #include "traincc/runtime/exec/Evaluate.h"
 #include "traincc/runtime/exec/MemoryPlan.h"
 #include "traincc/runtime/exec/ModelSession.h"
@@ -120,15 +121,28 @@ Error trainReplica(const TrainerOptions &options, const ModelInfo &model,
   if (!session)
     return session.takeError();
   std::optional<ReplicaSync> sync;
+  std::optional<ActiveBatchNormReplicas> syncedBatchNorm;
   if (replicas) {
-    // SyncBatchNorm needs an all-reduce of per-channel sums inside the
-    // compiled forward and backward passes, which traincc does not emit.
-    if (options.syncBatchNorm && hasBatchNorm(*model.abi))
-      return makeError("--sync-bn: this trainer computes BatchNorm "
-                       "statistics inside its compiled micro_step, which has "
-                       "no all-reduce for them; run without --sync-bn (each "
-                       "replica normalises with its own slice, as DDP does)");
-    Expected<ReplicaSync> created = ReplicaSync::create(*model.abi, *replicas);
+    // SyncBatchNorm: the compiled micro_step averages its BatchNorm sums
+    // over the replicas through the runtime (SyncBatchNorm.h), which only
+    // the CPU steps of a trainer compiled with traincc --sync-bn do.
+    if (options.syncBatchNorm && hasBatchNorm(*model.abi)) {
+      if (!model.abi->sync_bn)
+        return makeError("--sync-bn: this trainer was compiled without "
+                         "traincc --sync-bn, so its micro_step computes "
+                         "BatchNorm statistics of its own slice only; "
+                         "recompile with --sync-bn, or run without it (each "
+                         "replica normalises with its own slice, as DDP "
+                         "does)");
+      if (session->backend().deviceArena().state)
+        return makeError("--sync-bn: the CUDA steps compute BatchNorm "
+                         "statistics per replica (no collectives between "
+                         "their kernels yet); run with --device cpu, or "
+                         "without --sync-bn");
+      syncedBatchNorm.emplace(*replicas);
+    }
+    Expected<ReplicaSync> created =
+        ReplicaSync::create(*model.abi, *replicas, options.bucketMiB);
     if (!created)
       return created.takeError();
     sync.emplace(created.take());

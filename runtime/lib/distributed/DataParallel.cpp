@@ -4,7 +4,9 @@
 #include "traincc/runtime/exec/StepBackend.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <deque>
 
 namespace traincc::rt {
 
@@ -14,11 +16,67 @@ size_t floatsOf(const traincc_state_tensor &t) {
   return size_t(t.bytes / sizeof(float));
 }
 
+/// "25 MiB", "1.5 KiB": a bucket's size for the start line.
+std::string formatBucket(size_t floats) {
+  double bytes = double(floats * sizeof(float));
+  const char *unit = "bytes";
+  for (const char *next : {"KiB", "MiB", "GiB"}) {
+    if (bytes < 1024)
+      break;
+    bytes /= 1024;
+    unit = next;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g %s", bytes, unit);
+  return text;
+}
+
 } // namespace
 
+Error allReduceInBuckets(Communicator &replicas, float *data, size_t count,
+                         size_t bucketFloats,
+                         const std::function<void(size_t, size_t)> &fill,
+                         const std::function<void(size_t, size_t)> &drain,
+                         const char *what) {
+  struct Bucket {
+    Communicator::Request request;
+    size_t begin, end;
+  };
+  std::deque<Bucket> inFlight;
+  bucketFloats = std::max<size_t>(bucketFloats, 1);
+  for (size_t begin = 0; begin < count; begin += bucketFloats) {
+    size_t end = std::min(count, begin + bucketFloats);
+    fill(begin, end);
+    Expected<Communicator::Request> request =
+        replicas.startAllReduceSum(data + begin, end - begin, what);
+    if (!request)
+      return request.takeError();
+    inFlight.push_back({*request, begin, end});
+    // Drain what has finished meanwhile, without waiting.
+    while (!inFlight.empty()) {
+      Expected<bool> done = replicas.testRequest(inFlight.front().request);
+      if (!done)
+        return done.takeError();
+      if (!*done)
+        break;
+      drain(inFlight.front().begin, inFlight.front().end);
+      inFlight.pop_front();
+    }
+  }
+  for (; !inFlight.empty(); inFlight.pop_front()) {
+    if (Error err = replicas.waitRequest(inFlight.front().request))
+      return err;
+    drain(inFlight.front().begin, inFlight.front().end);
+  }
+  return Error::success();
+}
+
 Expected<ReplicaSync> ReplicaSync::create(const traincc_model &model,
-                                          Communicator &replicas) {
+                                          Communicator &replicas,
+                                          double bucketMiB) {
   ReplicaSync sync(model, replicas);
+  sync.bucketFloats_ = std::max<size_t>(
+      1, size_t(bucketMiB * 1024 * 1024 / double(sizeof(float))));
   size_t total = 0;
   for (int32_t s = 0; s < model.num_state; ++s) {
     const traincc_state_tensor &t = model.state[s];
@@ -33,7 +91,8 @@ Expected<ReplicaSync> ReplicaSync::create(const traincc_model &model,
     sync.gradients_.push_back(s);
     total += floatsOf(t);
   }
-  sync.buffer_.reserve(total + 16);
+  sync.buffer_.reserve(total);
+  sync.totalFloats_ = total;
   return sync;
 }
 
@@ -54,7 +113,11 @@ Error ReplicaSync::useDeviceCollectives(StepBackend &backend,
 }
 
 std::string ReplicaSync::gradientPath() const {
-  return nccl_ ? strCat("with ", nccl_->description()) : "in host memory";
+  if (nccl_)
+    return strCat("with ", nccl_->description());
+  size_t buckets = (totalFloats_ + bucketFloats_ - 1) / bucketFloats_;
+  return strCat("in host memory (", buckets, buckets == 1 ? " bucket" : " buckets",
+                " of up to ", formatBucket(bucketFloats_), ")");
 }
 
 Error ReplicaSync::averageGradients(StepBackend &backend) {
@@ -63,24 +126,41 @@ Error ReplicaSync::averageGradients(StepBackend &backend) {
   if (Error err = backend.syncGradientsToHost())
     return err;
   uint8_t *arena = backend.memory().state.data();
-  buffer_.clear();
-  for (int32_t s : gradients_) {
-    const traincc_state_tensor &t = model_->state[s];
-    const float *g = reinterpret_cast<const float *>(arena + t.offset);
-    buffer_.insert(buffer_.end(), g, g + floatsOf(t));
-  }
-  if (Error err = replicas_->allReduceSum(buffer_.data(), buffer_.size(),
-                                          "gradient all-reduce"))
-    return err;
+  // The accumulators, one after another, as one flat vector: `visit`
+  // calls body(tensor's floats, flat position) for the pieces of
+  // [begin, end).
+  auto visit = [&](size_t begin, size_t end, auto body) {
+    size_t at = 0;
+    for (int32_t s : gradients_) {
+      const traincc_state_tensor &t = model_->state[s];
+      size_t size = floatsOf(t);
+      size_t from = std::max(begin, at), to = std::min(end, at + size);
+      if (from < to)
+        body(reinterpret_cast<float *>(arena + t.offset) + (from - at), from,
+             to - from);
+      at += size;
+      if (at >= end)
+        break;
+    }
+  };
+  const size_t total = totalFloats_;
+  buffer_.resize(total);
   const float scale = 1.0f / float(replicas_->size());
-  size_t at = 0;
-  for (int32_t s : gradients_) {
-    const traincc_state_tensor &t = model_->state[s];
-    float *g = reinterpret_cast<float *>(arena + t.offset);
-    for (size_t i = 0, e = floatsOf(t); i < e; ++i)
-      g[i] = buffer_[at + i] * scale;
-    at += floatsOf(t);
-  }
+  if (Error err = allReduceInBuckets(
+          *replicas_, buffer_.data(), total, bucketFloats_,
+          [&](size_t begin, size_t end) {
+            visit(begin, end, [&](float *g, size_t at, size_t n) {
+              std::copy(g, g + n, buffer_.data() + at);
+            });
+          },
+          [&](size_t begin, size_t end) {
+            visit(begin, end, [&](float *g, size_t at, size_t n) {
+              for (size_t i = 0; i < n; ++i)
+                g[i] = buffer_[at + i] * scale;
+            });
+          },
+          "gradient all-reduce"))
+    return err;
   return backend.syncGradientsToDevice();
 }
 

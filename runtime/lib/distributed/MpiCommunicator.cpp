@@ -19,6 +19,7 @@
 #include <climits>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <map>
 #include <thread>
 
 namespace traincc::rt {
@@ -115,6 +116,42 @@ public:
     return Error::success();
   }
 
+  Expected<Request> startAllReduceSum(float *data, size_t count,
+                                      const char *what) override {
+    if (count > size_t(INT_MAX / 2))
+      return Communicator::startAllReduceSum(data, count, what);
+    MpiHandle request = nullptr;
+    if (int rc = mpi_.Iallreduce(reinterpret_cast<void *>(1), data, int(count),
+                                 mpi_.floatType, mpi_.sumOp, mpi_.commWorld,
+                                 &request))
+      return makeError(what, ": MPI_Iallreduce failed (error ", rc, ")");
+    Request id = nextRequest_++;
+    pending_.emplace(id, Pending{request, what});
+    return id;
+  }
+
+  Expected<bool> testRequest(Request id) override {
+    auto found = pending_.find(id);
+    if (found == pending_.end())
+      return true;
+    int done = 0;
+    if (int rc = mpi_.Test(&found->second.request, &done, nullptr))
+      return makeError(found->second.what, ": MPI_Test failed (error ", rc,
+                       ")");
+    if (done)
+      pending_.erase(found);
+    return done != 0;
+  }
+
+  Error waitRequest(Request id) override {
+    auto found = pending_.find(id);
+    if (found == pending_.end())
+      return Error::success();
+    Pending pending = found->second;
+    pending_.erase(found);
+    return wait(pending.request, pending.what);
+  }
+
   Error broadcast(void *data, size_t bytes, int root,
                   const char *what) override {
     auto *base = static_cast<char *>(data);
@@ -169,8 +206,15 @@ private:
     }
   }
 
+  struct Pending {
+    MpiHandle request;
+    const char *what;
+  };
+
   MpiLibrary mpi_;
   double timeout_;
+  std::map<Request, Pending> pending_;
+  Request nextRequest_ = 0;
 };
 
 } // namespace

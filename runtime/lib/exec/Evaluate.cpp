@@ -42,11 +42,18 @@ Expected<Evaluator> Evaluator::create(const ModelInfo &model, Dataset data) {
   return evaluator;
 }
 
-Expected<EvaluationResult> Evaluator::run(StepBackend &backend) {
+Expected<EvaluationResult> Evaluator::run(StepBackend &backend,
+                                          const EvaluationShard &shard) {
   bool labels = data_.targetKind() == TargetKind::ClassLabels;
+  const int64_t n = data_.size();
+  const bool sharded = shard.count > 1;
+  if (sharded)
+    samples_.assign(size_t(labels ? 2 * n : n), 0.f);
   double lossSum = 0;
   int64_t correct = 0;
   for (int64_t b = 0, e = evalBatchCount(data_, batch_.rows); b < e; ++b) {
+    if (sharded && b % shard.count != shard.index)
+      continue;
     if (Error err = fillEvalBatch(data_, b, batch_))
       return err;
     const void *target = labels ? static_cast<const void *>(batch_.labels.data())
@@ -55,15 +62,33 @@ Expected<EvaluationResult> Evaluator::run(StepBackend &backend) {
                                      outputs_.data(), losses_.data()))
       return err;
     for (int64_t row = 0; row < batch_.realRows; ++row) {
-      lossSum += losses_[size_t(row)];
-      if (labels &&
+      bool hit =
+          labels &&
           argmaxRow(outputs_.data() + row * model_.outputSampleElements,
-                    model_.outputSampleElements) == batch_.labels[size_t(row)])
-        ++correct;
+                    model_.outputSampleElements) == batch_.labels[size_t(row)];
+      if (sharded) {
+        int64_t sample = b * batch_.rows + row;
+        samples_[size_t(sample)] = losses_[size_t(row)];
+        if (labels)
+          samples_[size_t(n + sample)] = hit ? 1.f : 0.f;
+        continue;
+      }
+      lossSum += losses_[size_t(row)];
+      correct += hit;
     }
   }
+  if (sharded) {
+    if (Error err = shard.sumOverReplicas(samples_))
+      return err;
+    // In sample order, as one process sums them.
+    for (int64_t sample = 0; sample < n; ++sample)
+      lossSum += samples_[size_t(sample)];
+    if (labels)
+      for (int64_t sample = 0; sample < n; ++sample)
+        correct += samples_[size_t(n + sample)] > 0.5f;
+  }
   EvaluationResult result;
-  result.samples = data_.size();
+  result.samples = n;
   result.loss = lossSum / double(result.samples);
   if (labels)
     result.accuracy = double(correct) / double(result.samples);

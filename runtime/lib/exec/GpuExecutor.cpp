@@ -115,7 +115,7 @@ struct GpuExecutor::Impl {
   // go before the module and buffers, and the context last.
   PrimaryContext context;
   Owned<CUstream> compute, copy;
-  Owned<CUmodule> module;
+  std::vector<Owned<CUmodule>> modules; // one per traincc_gpu_module
   Owned<CUdeviceptr> state, workspace, params, input[2], target[2], output,
       loss;
   Owned<void *> pinned;
@@ -147,12 +147,16 @@ struct GpuExecutor::Impl {
   }
   Error allocate(Owned<CUdeviceptr> &buffer, uint64_t bytes,
                  const char *what);
-  /// cuModuleLoadDataEx of `image` into `module`; a failure names `kind`
-  /// and carries the JIT log.
+  /// cuModuleLoadDataEx of `image`, appended to `modules`; a failure names
+  /// `kind` and carries the JIT log.
   Error loadImage(const void *image, const std::string &kind);
-  /// The cubin when it is for this device, else (or when the driver refuses
-  /// it) the PTX; `kind` says which loaded.
-  Error loadModule(const CudaDeviceInfo &device, std::string &kind);
+  /// The module's cubin when it is for this device, else (or when the
+  /// driver refuses it) its PTX; `kind` says which loaded.
+  Error loadModule(const traincc_gpu_module &image,
+                   const CudaDeviceInfo &device, std::string &kind);
+  /// Every module; `kind` says what loaded (the first module's kind, which
+  /// the others share unless the driver treated them differently).
+  Error loadModules(const CudaDeviceInfo &device, std::string &kind);
   Error prepare(const CudaDeviceInfo &device);
   Error waitFor(CUresult r, std::string_view call);
   Error run(ProgramId id);
@@ -186,7 +190,7 @@ Error GpuExecutor::Impl::loadImage(const void *image,
   CUmodule handle = nullptr;
   CUresult r = d.cuModuleLoadDataEx(&handle, image, 4, options, values);
   if (r == CUDA_SUCCESS) {
-    module = Owned<CUmodule>(handle, d.cuModuleUnload);
+    modules.emplace_back(handle, d.cuModuleUnload);
     return Error::success();
   }
   std::string message =
@@ -202,25 +206,43 @@ Error GpuExecutor::Impl::loadImage(const void *image,
   return Error::failure(message);
 }
 
-Error GpuExecutor::Impl::loadModule(const CudaDeviceInfo &device,
+Error GpuExecutor::Impl::loadModules(const CudaDeviceInfo &device,
+                                     std::string &kind) {
+  for (int32_t i = 0; i < gpu.num_modules; ++i) {
+    std::string moduleKind;
+    if (Error err = loadModule(gpu.modules[i], device, moduleKind))
+      return gpu.num_modules == 1
+                 ? std::move(err)
+                 : std::move(err).withContext(
+                       strCat("module ", i + 1, " of ", gpu.num_modules));
+    if (i == 0)
+      kind = moduleKind;
+    else if (moduleKind != kind)
+      kind += strCat("; module ", i + 1, ": ", moduleKind);
+  }
+  return Error::success();
+}
+
+Error GpuExecutor::Impl::loadModule(const traincc_gpu_module &image,
+                                    const CudaDeviceInfo &device,
                                     std::string &kind) {
   std::string ptxKind =
       strCat("PTX (JIT for sm_", device.ccMajor, device.ccMinor, ")");
-  bool useCubin = gpu.cubin && gpu.cubin_bytes > 0 &&
+  bool useCubin = image.cubin && image.cubin_bytes > 0 &&
                   cudaArchMatches(gpu.arch, device.ccMajor, device.ccMinor);
   if (!useCubin) {
     kind = ptxKind;
-    return loadImage(gpu.ptx, kind);
+    return loadImage(image.ptx, kind);
   }
   std::string cubinKind = strCat("cubin ", gpu.arch);
-  Error cubinError = loadImage(gpu.cubin, cubinKind);
+  Error cubinError = loadImage(image.cubin, cubinKind);
   if (!cubinError) {
     kind = cubinKind;
     return Error::success();
   }
   // A driver older than the toolkit that built the cubin refuses it; its
   // JIT may still compile the embedded PTX (of an ISA version it knows).
-  Error ptxError = loadImage(gpu.ptx, ptxKind);
+  Error ptxError = loadImage(image.ptx, ptxKind);
   if (!ptxError) {
     // Its first line, without the "loading the kernels (...): " prefix.
     std::string why = cubinError.message();
@@ -288,7 +310,8 @@ Error GpuExecutor::Impl::prepare(const CudaDeviceInfo &device) {
       if (found == functions.end()) {
         CUfunction function = nullptr;
         if (Error err = check(
-                d.cuModuleGetFunction(&function, module.get(), l.kernel),
+                d.cuModuleGetFunction(&function, modules[l.module].get(),
+                                      l.kernel),
                 strCat("cuModuleGetFunction(kernel '", l.kernel, "')")))
           return err;
         // More dynamic shared memory than a block gets by default (48 KiB)
@@ -514,7 +537,7 @@ GpuExecutor::create(std::shared_ptr<const CudaDriver> driver,
     *stream = Owned<CUstream>(handle, d.cuStreamDestroy);
   }
   std::string moduleKind;
-  if (Error err = m.loadModule(*device, moduleKind))
+  if (Error err = m.loadModules(*device, moduleKind))
     return err;
 
   const traincc_model &abi = *model.abi;

@@ -33,6 +33,8 @@ MemoryPlanSummary summarizeMemoryPlan(const traincc_model &model, bool gpu) {
   for (int32_t i = 0; i < model.num_state; ++i) {
     const traincc_state_tensor &t = model.state[i];
     uint64_t bytes = aligned(t.bytes);
+    if (!gpu && t.kind == TRAINCC_STATE_TRAINABLE)
+      plan.snapshot += t.bytes;
     switch (t.kind) {
     case TRAINCC_STATE_TRAINABLE:
     case TRAINCC_STATE_FROZEN:
@@ -80,7 +82,9 @@ std::string describeMemoryPlans(const traincc_model &model) {
                    int64_t(p.bnState), ", saved activations ",
                    int64_t(p.saved), ", temporaries ",
                    int64_t(p.temporaries), ", micro-batch data ",
-                   int64_t(p.data), ", peak ", int64_t(p.peak()), " bytes\n");
+                   int64_t(p.data), ", parameter snapshot ",
+                   int64_t(p.snapshot), ", peak ", int64_t(p.peak()),
+                   " bytes\n");
   };
   if (model.micro_step)
     describe("cpu", false);

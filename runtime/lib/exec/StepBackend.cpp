@@ -231,10 +231,18 @@ Expected<std::string> describeDevice(const ModelInfo &model,
   if (!gpu)
     return std::string("device: cpu (this trainer was built without CUDA "
                        "kernels)\n");
+  int64_t ptxBytes = 0, cubinBytes = 0;
+  bool cubins = true;
+  for (int32_t i = 0; i < gpu->num_modules; ++i) {
+    const traincc_gpu_module &image = gpu->modules[i];
+    ptxBytes += int64_t(std::char_traits<char>::length(image.ptx));
+    cubinBytes += int64_t(image.cubin ? image.cubin_bytes : 0);
+    cubins = cubins && image.cubin && image.cubin_bytes > 0;
+  }
   std::string text = strCat(
-      "gpu program: ", gpu->arch, ", PTX ",
-      int64_t(std::char_traits<char>::length(gpu->ptx)), " bytes, cubin ",
-      int64_t(gpu->cubin ? gpu->cubin_bytes : 0), " bytes, workspace ",
+      "gpu program: ", gpu->arch, ", ", gpu->num_modules,
+      gpu->num_modules == 1 ? " module" : " modules", ", PTX ", ptxBytes,
+      " bytes, cubin ", cubinBytes, " bytes, workspace ",
       int64_t(gpu->workspace_bytes), " bytes, launches: micro_step ",
       gpu->micro_step.num_launches, ", apply_step ",
       gpu->apply_step.num_launches, ", eval_step ",
@@ -254,7 +262,7 @@ Expected<std::string> describeDevice(const ModelInfo &model,
                          ")\n");
   }
   int version = device->driverVersion;
-  bool cubin = gpu->cubin && gpu->cubin_bytes > 0 &&
+  bool cubin = cubins &&
                cudaArchMatches(gpu->arch, device->ccMajor, device->ccMinor);
   return text + strCat("device: cuda:", device->ordinal, " ",
                        device->describe(), ", CUDA driver ", version / 1000,

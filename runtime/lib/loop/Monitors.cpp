@@ -91,7 +91,13 @@ double clipGradients(const traincc_model &model, uint8_t *arena, double norm,
 
 std::vector<uint8_t> snapshotTrainable(const traincc_model &model,
                                        const uint8_t *arena) {
+  // Reserved: growing by doubling would hold up to twice the parameters.
+  size_t bytes = 0;
+  for (int32_t s = 0; s < model.num_state; ++s)
+    if (model.state[s].kind == TRAINCC_STATE_TRAINABLE)
+      bytes += size_t(model.state[s].bytes);
   std::vector<uint8_t> out;
+  out.reserve(bytes);
   for (int32_t s = 0; s < model.num_state; ++s) {
     const traincc_state_tensor &t = model.state[s];
     if (t.kind == TRAINCC_STATE_TRAINABLE)

@@ -365,7 +365,17 @@ Error TrainingRun::endOfEpoch(EpochSummary &summary, Clock::time_point start,
       return err;
   }
   if (validation_) {
-    Expected<EvaluationResult> result = validation_->run(backend_);
+    // Data-parallel: each replica evaluates its share of the batches.
+    EvaluationShard shard;
+    if (replicas_) {
+      shard.index = rank();
+      shard.count = replicas_->replicas().size();
+      shard.sumOverReplicas = [this](std::vector<float> &values) {
+        return replicas_->replicas().allReduceSum(
+            values.data(), values.size(), "validation metrics all-reduce");
+      };
+    }
+    Expected<EvaluationResult> result = validation_->run(backend_, shard);
     if (!result)
       return result.takeError().withContext("validation");
     summary.valLoss = result->loss;
@@ -774,12 +784,16 @@ Expected<TrainingOutcome> runTraining(const ModelInfo &model,
     std::fprintf(progress,
                  "data-parallel: %d replicas over %s; each step's global "
                  "micro-batch of %lld is %d slices of %lld; gradients "
-                 "averaged %s\n",
+                 "averaged %s%s\n",
                  replicas->replicas().size(),
                  replicas->replicas().description().c_str(),
                  (long long)(model.microBatch * replicas->replicas().size()),
                  replicas->replicas().size(), (long long)model.microBatch,
-                 replicas->gradientPath().c_str());
+                 replicas->gradientPath().c_str(),
+                 traincc_replica_count() > 1
+                     ? "; BatchNorm statistics over the global batch "
+                       "(--sync-bn)"
+                     : "");
   if (monitorUsed && monitor != settings.monitor)
     std::fprintf(progress,
                  "no validation data: monitoring train_loss instead of %s\n",
@@ -815,9 +829,11 @@ Expected<TrainingOutcome> runTraining(const ModelInfo &model,
     mix(uint64_t(settings.accumSteps));
     mix(uint64_t(total));
     mix(settings.resumePath.has_value());
+    // With --sync-bn every micro_step meets the others in collectives.
+    mix(uint64_t(traincc_replica_count()));
     if (Error err = replicas->checkSameRun(
             fingerprint, "the model, data sizes, --seed, --accum-steps, "
-                         "--epochs/--max-steps or --resume"))
+                         "--epochs/--max-steps, --resume or --sync-bn"))
       return err;
     if (Error err = backend.syncStateToHost())
       return err;

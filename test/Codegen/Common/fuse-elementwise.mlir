@@ -201,3 +201,74 @@ func.func @state_destination(%p: tensor<4xf32> {train.state = @w}, %c: tensor<4x
   } -> (tensor<4xf32>, tensor<4xbf16>, tensor<4xbf16>)
   return %r#0, %r#1, %r#2 : tensor<4xf32>, tensor<4xbf16>, tensor<4xbf16>
 }
+
+// -----
+
+// Tests that an elementwise consumer that reads its producer through a
+// collapse_shape takes on the producer's loops and fuses with it (max
+// pooling's gradient per window position, then the ReLU mask per pixel):
+// one generic over 2x2x2x2 reading the mask through an expand_shape, its
+// result collapsed back.
+// CHECK-LABEL: func.func @fuse_through_collapse
+// CHECK: %[[MASK:.*]] = tensor.expand_shape %arg1 {{\[\[}}0, 1], [2, 3]]
+// CHECK: %[[FUSED:.*]] = linalg.generic
+// CHECK-SAME: %[[MASK]]
+// CHECK: linalg.index 1
+// CHECK: arith.cmpf ogt
+// CHECK: tensor.collapse_shape %[[FUSED]]
+// CHECK-NOT: linalg.generic
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @fuse_through_collapse(%g: tensor<2x2x2x2xf32>, %y: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e4 = tensor.empty() : tensor<2x2x2x2xf32>
+  %scattered = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g : tensor<2x2x2x2xf32>) outs(%e4 : tensor<2x2x2x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %c0 = arith.constant 0 : index
+    %first = arith.cmpi eq, %i, %c0 : index
+    %v = arith.select %first, %in, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<2x2x2x2xf32>
+  %flat = tensor.collapse_shape %scattered [[0, 1], [2, 3]] : tensor<2x2x2x2xf32> into tensor<4x4xf32>
+  %e = tensor.empty() : tensor<4x4xf32>
+  %masked = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%flat, %y : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%d: f32, %a: f32, %out: f32):
+    %pos = arith.cmpf ogt, %a, %zero : f32
+    %r = arith.select %pos, %d, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  return %masked : tensor<4x4xf32>
+}
+
+// -----
+
+// Tests that a reduction that reads a producer through a collapse_shape
+// keeps its own loops (the GPU mapping picks its kernel by them): both
+// generics stay.
+// CHECK-LABEL: func.func @reduction_through_collapse
+// CHECK: linalg.generic
+// CHECK: tensor.collapse_shape
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+#id4r = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#in2 = affine_map<(d0, d1) -> (d0, d1)>
+#out1 = affine_map<(d0, d1) -> (d0)>
+func.func @reduction_through_collapse(%g: tensor<2x2x2x2xf32>) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e4 = tensor.empty() : tensor<2x2x2x2xf32>
+  %scaled = linalg.generic {indexing_maps = [#id4r, #id4r], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%g : tensor<2x2x2x2xf32>) outs(%e4 : tensor<2x2x2x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.mulf %in, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<2x2x2x2xf32>
+  %flat = tensor.collapse_shape %scaled [[0, 1], [2, 3]] : tensor<2x2x2x2xf32> into tensor<4x4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#in2, #out1], iterator_types = ["parallel", "reduction"]} ins(%flat : tensor<4x4xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %sum : tensor<4xf32>
+}

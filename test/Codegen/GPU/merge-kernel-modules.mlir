@@ -1,4 +1,5 @@
 // RUN: traincc-opt %s -split-input-file -verify-diagnostics -traincc-merge-kernel-modules | FileCheck %s
+// RUN: traincc-opt %s -split-input-file -verify-diagnostics -traincc-merge-kernel-modules="parts=2 min-kernels-per-part=1" | FileCheck %s --check-prefix=PARTS
 
 // Tests that kernels of separate modules move into @traincc_kernels, named
 // after their old modules, that launches follow them, that a global both
@@ -130,6 +131,61 @@ module attributes {gpu.container_module} {
   }
   gpu.module @step_kernel {
     gpu.func @step_kernel(%x: memref<4xf32>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// Tests that with parts=2 the kernels are spread over two modules, the
+// largest kernel alone in one and the two small ones in the other, that
+// launches follow them, and that each part has its own copy of the global
+// its kernels use (and only that one).
+// PARTS-LABEL: func.func @spread
+// PARTS: gpu.launch_func @traincc_kernels_0::@big
+// PARTS: gpu.launch_func @traincc_kernels_1::@small_a
+// PARTS: gpu.launch_func @traincc_kernels_1::@small_b
+// PARTS: gpu.module @traincc_kernels_0 {
+// PARTS-NEXT: memref.global "private" constant @two
+// PARTS-NOT: @one
+// PARTS: gpu.func @big
+// PARTS: gpu.module @traincc_kernels_1 {
+// PARTS-NEXT: memref.global "private" constant @one
+// PARTS-NOT: @two
+// PARTS: gpu.func @small_a
+// PARTS: gpu.func @small_b
+// PARTS-NOT: gpu.module
+module attributes {gpu.container_module} {
+  func.func @spread(%x: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @big::@big blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    gpu.launch_func @small_a::@small_a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    gpu.launch_func @small_b::@small_b blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    return
+  }
+  gpu.module @big {
+    memref.global "private" constant @two : memref<f32> = dense<2.0>
+    gpu.func @big(%x: memref<4xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %t = memref.get_global @two : memref<f32>
+      %v = memref.load %t[] : memref<f32>
+      %a = arith.addf %v, %v : f32
+      %b = arith.mulf %a, %v : f32
+      memref.store %b, %x[%c0] : memref<4xf32>
+      gpu.return
+    }
+  }
+  gpu.module @small_a {
+    memref.global "private" constant @one : memref<f32> = dense<1.0>
+    gpu.func @small_a(%x: memref<4xf32>) kernel {
+      %o = memref.get_global @one : memref<f32>
+      gpu.return
+    }
+  }
+  gpu.module @small_b {
+    gpu.func @small_b(%x: memref<4xf32>) kernel {
+      %c1 = arith.constant 1 : index
       gpu.return
     }
   }

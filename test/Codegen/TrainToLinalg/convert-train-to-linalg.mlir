@@ -247,6 +247,20 @@ func.func @activations(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Tests that exp and log lower to math.exp and math.log.
+
+// CHECK-LABEL: func.func @exp_log
+// CHECK: math.exp
+// CHECK: math.log
+// CHECK-NOT: train.
+func.func @exp_log(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = train.exp %x : tensor<4xf32>
+  %1 = train.log %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
 // Tests that clip with one bound clamps on that side only.
 
 // CHECK-LABEL: func.func @clip_max
@@ -549,4 +563,21 @@ func.func @reduce_max_gather(%x: tensor<2x3x4xf32>, %t: tensor<10x4xf32>, %i: te
   %0 = train.reduce_max %x : tensor<2x3x4xf32> -> tensor<2x1x1xf32>
   %1 = train.gather %t, %i axis 0 : (tensor<10x4xf32>, tensor<2x5xi64>) -> tensor<2x5x4xf32>
   return %0, %1 : tensor<2x1x1xf32>, tensor<2x5x4xf32>
+}
+
+// -----
+
+// Tests that a recomputed op's lowering (linalg op and tensor.empty) keeps
+// the train.recomputed mark and its original does not, so that CSE keeps
+// both (traincc-recompute-activations).
+
+// CHECK-LABEL: func.func @recomputed_relu
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<4xf32>) {
+// CHECK: %[[E2:.*]] = tensor.empty() {train.recomputed} : tensor<4xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[E2]] : tensor<4xf32>) attrs = {train.recomputed}
+func.func @recomputed_relu(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = train.relu %x : tensor<4xf32>
+  %1 = train.relu %x {train.recomputed} : tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
 }

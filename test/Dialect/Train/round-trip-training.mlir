@@ -160,6 +160,21 @@ func.func @mixed_batch_norm(%x: tensor<8x16x4x4xbf16>, %g: tensor<16xf32>) -> (t
 
 // -----
 
+// Tests synchronized BatchNorm (traincc --sync-bn): the marker on the
+// statistics and the backward op, and the replica count.
+// CHECK-LABEL: func.func @synchronized_batch_norm
+// CHECK: train.bn_stats %{{.*}} synchronized : (tensor<8x16xf32>) -> (tensor<16xf32>, tensor<16xf32>)
+// CHECK: train.batch_norm_backward {{.*}} epsilon 9.99999974E-6 synchronized : tensor<8x16xf32>, tensor<16xf32>
+// CHECK: train.replica_count : tensor<f32>
+func.func @synchronized_batch_norm(%x: tensor<8x16xf32>, %g: tensor<16xf32>) -> (tensor<8x16xf32>, tensor<f32>) {
+  %mean, %var = train.bn_stats %x synchronized : (tensor<8x16xf32>) -> (tensor<16xf32>, tensor<16xf32>)
+  %dx, %dg, %db = train.batch_norm_backward %x, %x, %mean, %var, %g epsilon 1.0e-05 synchronized : tensor<8x16xf32>, tensor<16xf32>
+  %n = train.replica_count : tensor<f32>
+  return %dx, %n : tensor<8x16xf32>, tensor<f32>
+}
+
+// -----
+
 // Tests that the gradients of reduce_max and gather round-trip.
 // CHECK-LABEL: func.func @reduce_max_gather_backward
 // CHECK: train.reduce_max_backward %arg0, %arg1, %arg2 : (tensor<2x1x4xf32>, tensor<2x3x4xf32>, tensor<2x1x4xf32>) -> tensor<2x3x4xf32>

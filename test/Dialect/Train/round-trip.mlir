@@ -192,6 +192,8 @@ func.func @select(%x: tensor<8x16xf32>, %lo: tensor<f32>, %hi: tensor<f32>,
 // CHECK: train.log_softmax %{{.*}} axis 1 : tensor<8x10xf32>
 // CHECK: train.sqrt %{{.*}} : tensor<8x16xf32>
 // CHECK: train.erf %{{.*}} : tensor<8x16xf32>
+// CHECK: train.exp %{{.*}} : tensor<8x16xf32>
+// CHECK: train.log %{{.*}} : tensor<8x16xf64>
 func.func @unary(%x: tensor<8x16xf32>, %d: tensor<8x16xf64>,
                  %l: tensor<8x10xf32>) {
   %0 = train.relu %x : tensor<8x16xf32>
@@ -209,6 +211,8 @@ func.func @unary(%x: tensor<8x16xf32>, %d: tensor<8x16xf64>,
   %12 = train.log_softmax %l axis 1 : tensor<8x10xf32>
   %13 = train.sqrt %x : tensor<8x16xf32>
   %14 = train.erf %x : tensor<8x16xf32>
+  %15 = train.exp %x : tensor<8x16xf32>
+  %16 = train.log %d : tensor<8x16xf64>
   return
 }
 

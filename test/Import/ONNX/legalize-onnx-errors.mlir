@@ -913,7 +913,7 @@ func.func @cast_non_constant(%x: tensor<2xf32>) {
 // Tests that Equal only folds.
 func.func @equal_non_constant(%x: tensor<2xi64>) {
   %c = train.constant dense<1> : tensor<2xi64>
-  // expected-error @+1 {{node 'e' (Equal): Equal on non-constant inputs is not supported}}
+  // expected-error @+1 {{node 'e' (Equal): Equal on computed data (input 0) is not supported; only its use on constants (shape arithmetic) folds}}
   %0 = train.onnx_node "Equal"(%x, %c) {node_name = "e", onnx_attrs = {}} : (tensor<2xi64>, tensor<2xi64>) -> tensor<*xi1>
   return
 }
@@ -941,11 +941,12 @@ func.func @where_shapes() {
 
 // -----
 
-// Tests that Expand only folds.
-func.func @expand_data(%x: tensor<3xf32>) {
+// Tests that Expand of computed data takes float tensors only (integer
+// data must fold).
+func.func @expand_data(%x: tensor<3xi64>) {
   %s = train.constant dense<[2, 3]> : tensor<2xi64>
-  // expected-error @+1 {{Expand of non-constant data is not supported}}
-  %0 = train.onnx_node "Expand"(%x, %s) {node_name = "e", onnx_attrs = {}} : (tensor<3xf32>, tensor<2xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{Expand of non-constant data is supported for float tensors of static shape only}}
+  %0 = train.onnx_node "Expand"(%x, %s) {node_name = "e", onnx_attrs = {}} : (tensor<3xi64>, tensor<2xi64>) -> tensor<*xi64>
   return
 }
 

@@ -119,3 +119,16 @@ module {
     return %0 : tensor<*xf32>
   }
 }
+
+// -----
+
+// Tests that GlobalMaxPool is a train.reduce_max over the spatial axes,
+// kept as 1.
+
+// CHECK-LABEL: func.func @global_max_pool
+// CHECK: %[[M:.*]] = train.reduce_max %arg0 : tensor<2x3x4x5xf32> -> tensor<2x3x1x1xf32>
+// CHECK: return %[[M]]
+func.func @global_max_pool(%x: tensor<2x3x4x5xf32>) -> tensor<*xf32> {
+  %0 = train.onnx_node "GlobalMaxPool"(%x) {node_name = "gmp", onnx_attrs = {}} : (tensor<2x3x4x5xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

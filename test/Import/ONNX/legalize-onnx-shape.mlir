@@ -336,3 +336,35 @@ func.func @gather_ids(%ids: tensor<2x5xi64>, %big: tensor<10x4xf32>, %small: ten
   %1 = train.onnx_node "Gather"(%small, %ids) {node_name = "emb2", onnx_attrs = {axis = 0 : i64}} : (tensor<7x4xf32>, tensor<2x5xi64>) -> tensor<*xf32>
   return %0, %1 : tensor<*xf32>, tensor<*xf32>
 }
+
+// -----
+
+// Tests that Expand of computed float data (a class token over the batch)
+// is a train.broadcast_to, and no broadcast when the shape stays.
+
+// CHECK-LABEL: func.func @expand_computed
+// CHECK: %[[B:.*]] = train.broadcast_to %arg0 : tensor<1x1x8xf32> -> tensor<4x1x8xf32>
+// CHECK-NOT: train.broadcast_to
+// CHECK: return %[[B]], %arg0
+func.func @expand_computed(%x: tensor<1x1x8xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %s = train.constant dense<[4, 1, 1]> : tensor<3xi64>
+  %t = train.constant dense<[1, 1, 1]> : tensor<3xi64>
+  %0 = train.onnx_node "Expand"(%x, %s) {node_name = "e", onnx_attrs = {}} : (tensor<1x1x8xf32>, tensor<3xi64>) -> tensor<*xf32>
+  %1 = train.onnx_node "Expand"(%x, %t) {node_name = "f", onnx_attrs = {}} : (tensor<1x1x8xf32>, tensor<3xi64>) -> tensor<*xf32>
+  return %0, %1 : tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
+// Tests that CastLike casts to the element type of its second input: a
+// train.cast between float types, nothing for the same type.
+
+// CHECK-LABEL: func.func @cast_like
+// CHECK: %[[C:.*]] = train.cast %arg0 : tensor<2x3xf32> to tensor<2x3xf16>
+// CHECK-NOT: train.cast
+// CHECK: return %[[C]], %arg0
+func.func @cast_like(%x: tensor<2x3xf32>, %h: tensor<1xf16>, %f: tensor<f32>) -> (tensor<*xf16>, tensor<*xf32>) {
+  %0 = train.onnx_node "CastLike"(%x, %h) {node_name = "c", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<1xf16>) -> tensor<*xf16>
+  %1 = train.onnx_node "CastLike"(%x, %f) {node_name = "d", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<*xf32>
+  return %0, %1 : tensor<*xf16>, tensor<*xf32>
+}

@@ -11,7 +11,13 @@ the final parameters and BatchNorm statistics.
 * A model without BatchNorm must follow the single process's trajectory:
   the replicas' averaged gradients are that of the global micro-batch, up to
   the float32 rounding of another summation order (tolerance --tolerance,
-  relative to the largest value).
+  relative to the largest value). So must a model with BatchNorm under
+  --sync-bn (trainers compiled with traincc --sync-bn, replicas run with
+  --sync-bn): its statistics, forward and backward, are the global
+  batch's, as PyTorch's SyncBatchNorm makes them; its BatchNorm running
+  statistics are compared too.
+* --val N adds N validation samples, which the replicas evaluate in shards:
+  the epoch's val_loss and val_acc must be the single process's.
 * A model with BatchNorm normalises each replica's slice with its own
   statistics (PyTorch DDP semantics), so its reference is a float64 PyTorch
   simulation of DDP: per step, the loss is the mean of the slices' losses,
@@ -90,10 +96,14 @@ def launch(args, trainer, train_args, timeout):
 def read_run(log, export):
     import onnx
     import onnx.numpy_helper
-    losses = [json.loads(line)["loss"] for line in open(log)
-              if json.loads(line)["event"] == "step"]
+    records = [json.loads(line) for line in open(log)]
+    losses = [r["loss"] for r in records if r["event"] == "step"]
     weights = {init.name: onnx.numpy_helper.to_array(init)
                for init in onnx.load(export).graph.initializer}
+    for r in records:
+        if r["event"] == "epoch" and "val_loss" in r:
+            weights["val_loss"] = np.array([r["val_loss"]])
+            weights["val_acc"] = np.array([r["val_acc"]])
     return losses, weights
 
 
@@ -159,6 +169,12 @@ def main():
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--momentum", type=float, default=0.9)
     parser.add_argument("--tolerance", type=float, default=1e-4)
+    parser.add_argument("--sync-bn", action="store_true",
+                        help="SyncBatchNorm: compare with one process")
+    parser.add_argument("--bucket-mb", default=None,
+                        help="the replicas' --bucket-mb")
+    parser.add_argument("--val", type=int, default=0,
+                        help="validation samples (sharded over replicas)")
     parser.add_argument("--workdir", required=True)
     args = parser.parse_args()
 
@@ -177,7 +193,8 @@ def main():
         subprocess.run([args.traincc, onnx_path, "-o", trainers[batch],
                         "--batch-size", str(batch), "--target", "cpu",
                         "--optimizer", "sgd", "--momentum",
-                        str(args.momentum)], check=True)
+                        str(args.momentum)] +
+                       (["--sync-bn"] if args.sync_bn else []), check=True)
 
     # A trailing partial global batch that both runs must drop.
     global_batch = args.batch * args.replicas
@@ -185,6 +202,13 @@ def main():
     x, y = parity.make_data(sample_shape, classes, n)
     np.save(os.path.join(work, "x.npy"), x)
     np.save(os.path.join(work, "y.npy"), y)
+    if args.val:
+        rng = np.random.default_rng(11)
+        vx = rng.standard_normal((args.val,) + sample_shape).astype(
+            np.float32)
+        vy = rng.integers(0, classes, args.val).astype(np.int64)
+        np.save(os.path.join(work, "vx.npy"), vx)
+        np.save(os.path.join(work, "vy.npy"), vy)
 
     def train_args(name):
         return ["train", "--train-x", os.path.join(work, "x.npy"),
@@ -194,9 +218,16 @@ def main():
                 "--log", os.path.join(work, name + ".jsonl"),
                 "--export", os.path.join(work, name + ".onnx"),
                 "--no-fold-bn", "--threads", "1"] + (
-                    ["--no-shuffle"] if has_bn else [])
+                    ["--no-shuffle"] if has_bn else []) + (
+                    ["--val-x", os.path.join(work, "vx.npy"),
+                     "--val-y", os.path.join(work, "vy.npy")]
+                    if args.val else [])
 
-    codes, output = launch(args, trainers[args.batch], train_args("replicas"),
+    replica_args = train_args("replicas") + (
+        ["--sync-bn"] if args.sync_bn else []) + (
+        ["--bucket-mb", args.bucket_mb] if args.bucket_mb else [])
+
+    codes, output = launch(args, trainers[args.batch], replica_args,
                            timeout=120)
     if any(codes):
         print(output)
@@ -206,10 +237,12 @@ def main():
                                   os.path.join(work, "replicas.onnx"))
     print(f"data-parallel {args.model}: {args.replicas} replicas "
           f"({args.launcher}) x micro-batch {args.batch}, K={args.accum}, "
-          f"{len(ours)} steps")
+          f"{len(ours)} steps" + (", --sync-bn" if args.sync_bn else "") +
+          (f", {args.val} validation samples" if args.val else "") +
+          (f", {args.bucket_mb} MiB buckets" if args.bucket_mb else ""))
 
     rows = []
-    if not has_bn:
+    if not has_bn or args.sync_bn:
         subprocess.run([trainers[global_batch]] + train_args("single"),
                        check=True, stdout=subprocess.DEVNULL)
         ref, ref_weights = read_run(os.path.join(work, "single.jsonl"),

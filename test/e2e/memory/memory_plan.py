@@ -146,6 +146,9 @@ def main():
             args.fake_libcuda)
         subprocess.run(compile_cmd, check=True)
         stats = os.path.join(work, "stats.txt")
+        # The fake driver appends: a rerun must not read an older run's.
+        if os.path.exists(stats):
+            os.remove(stats)
         env["TRAINCC_FAKE_CUDA_STATS"] = stats
         subprocess.run([trainer] + train[:-2] + device, check=True, env=env,
                        stdout=subprocess.DEVNULL)

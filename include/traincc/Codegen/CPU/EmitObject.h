@@ -5,6 +5,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -43,6 +44,10 @@ mlir::LogicalResult emitHostCode(mlir::ModuleOp module,
 struct ObjectPartTiming {
   unsigned functions = 0;
   double optimizeSeconds = 0, codegenSeconds = 0;
+  /// Wall seconds of each LLVM optimisation pass or analysis (analyses as
+  /// "(A) name"), excluding the passes it runs nested, summed over its
+  /// runs.
+  llvm::StringMap<double> passSeconds;
 };
 
 /// As emitHostCode with object files, but the module's functions are

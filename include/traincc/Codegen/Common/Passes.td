@@ -89,6 +89,14 @@ def FuseElementwisePass
     `%z = linalg.generic {max(y, 0)}` becomes one
     `linalg.generic {max(x * s + b, 0)}`.
 
+    An elementwise consumer that reads such a producer through a
+    `tensor.collapse_shape` (its only use) first takes on the producer's
+    expanded loops (upstream's fold-reshape-by-expansion; its other
+    operands are read through `tensor.expand_shape`, its result collapsed
+    back), and then fuses like any other: max pooling's gradient, computed
+    per position of each 2x2 window, and the ReLU mask applied to it are
+    one pass. Reductions are not expanded.
+
     The fusion patterns give an output that the body never reads a
     `tensor.empty` destination; where that output is a parameter the
     function returns (a weight copy, written but not read), its argument
@@ -96,6 +104,28 @@ def FuseElementwisePass
     the parameter in place.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def SplitEmptyTensorsPass
+    : Pass<"traincc-split-empty-tensors", "mlir::ModuleOp"> {
+  let summary = "Gives each use of a tensor.empty its own";
+  let description = [{
+    Runs right before one-shot bufferization. CSE merges the `tensor.empty`
+    destinations of equally shaped ops across a whole step; bufferization
+    then gives the merged empty one buffer and writes every op that can
+    into it, so a forward activation's buffer is reused by a backward
+    gradient and stays allocated in between, hiding both lives from the
+    static memory plan (traincc-plan-step-memory, which reuses memory by
+    liveness itself). With one `tensor.empty` per use, each destination is
+    its own allocation with its own life. Nothing is computed differently.
+
+    Only in functions with recomputed ops (`train.recomputed`, see
+    traincc-recompute-activations): there a forward value dies early and
+    its buffer must not live on as a backward one. Elsewhere the forward
+    values live into the backward pass anyway, and bufferization's reuse
+    packs the CNN example's step 2% tighter than the plan does alone.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
 #endif // TRAINCC_CODEGEN_COMMON_PASSES_TD

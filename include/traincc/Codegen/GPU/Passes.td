@@ -214,6 +214,59 @@ def MapToGPUPass : Pass<"traincc-map-to-gpu", "mlir::ModuleOp"> {
   ];
 }
 
+def FuseGPULaunchesPass
+    : Pass<"traincc-fuse-gpu-launches", "mlir::ModuleOp"> {
+  let summary = "Merges the launches of GPU steps into fewer kernels";
+  let description = [{
+    Runs after `traincc-map-to-gpu`, when each public function is a
+    sequence of `gpu.launch` ops that use only the function's arguments,
+    and before `traincc-pack-gpu-workspace`, while every temporary still
+    has its own workspace range. What a launch reads and writes is traced
+    to byte ranges of the arguments (a workspace view at a constant offset
+    is its own range); two launches conflict when one writes what the
+    other reads or writes. Each launch with a 1-D grid and 1-D blocks of
+    constant size moves up past the launches it does not conflict with and
+    joins the latest earlier launch it may:
+
+    * as a new range of blocks, if it conflicts with nothing there:
+
+        if blockIdx.x in [offset, offset + grid):  body (blockIdx.x - offset)
+
+    * after one part in the same threads, with no barrier, if each of its
+      threads reads only the element the same thread of that part stored
+      (both one thread per output, `traincc-map-to-gpu`'s form: the same
+      grid, blocks and guard, loads and stores at equivalent indices of a
+      buffer with one element per thread, and it writes nothing that part
+      touches): a copy of a max pooling's output into the next
+      convolution's padded input, of a gradient into its padded frame;
+    * after one part, behind a `gpu.barrier`, if both are single blocks
+      and that part is the only one it conflicts with: a chain of small
+      per-channel kernels becomes one block.
+
+    A launch that could follow a part but also conflicts with one other
+    part, a single launch that is not the merged launch's first (a fill
+    that joined there only because nothing stopped it earlier), moves that
+    one to an earlier launch that takes it, if any; so does a launch that
+    could join side by side but for such a part.
+
+    The merged launch has the largest block of its parts; a part with
+    fewer threads runs under `threadIdx.x < its block size`, which a part
+    with barriers may not (it keeps its block size, or does not merge).
+    Workgroup buffers are concatenated. No launch passes one it conflicts
+    with, so every dependency keeps its order; `max-lanes` bounds the
+    parts side by side. `--no-fuse` leaves this pass out.
+  }];
+  let options = [
+    Option<"maxLanes", "max-lanes", "int64_t", /*default=*/"16",
+           "Most launches merged side by side into one">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def PackGPUWorkspacePass
     : Pass<"traincc-pack-gpu-workspace", "mlir::ModuleOp"> {
   let summary = "Lets temporaries whose lives do not overlap share the GPU "
@@ -258,9 +311,43 @@ def MergeKernelModulesPass
     x over 2^31-1, grid y or z over 65535, a block over 1024 x 1024 x 64 or
     1024 threads, dynamic shared memory over 227 KiB) are errors naming the
     kernel: they would fail at run time on any GPU.
+
+    With `parts=N` (N > 1) the kernels are spread over up to N modules
+    (fewer if a part would have under `min-kernels-per-part` kernels),
+    `@traincc_kernels_0` ... `_N-1`, of about equal size (the largest kernel
+    first onto the lightest part), each with copies of the globals its
+    kernels use: NVVM, LLVM and ptxas then compile the parts in parallel,
+    and the trainer loads one module per part.
   }];
+  let options = [
+    Option<"parts", "parts", "unsigned", /*default=*/"1",
+           "Number of gpu.modules to spread the kernels over">,
+    // Each part links libdevice and runs ptxas once: small programs stay
+    // whole.
+    Option<"minKernelsPerPart", "min-kernels-per-part", "unsigned",
+           /*default=*/"32", "Fewest kernels a part may have">
+  ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect"];
+}
+
+def SerializeGPUModulesPass
+    : Pass<"traincc-serialize-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Translates each gpu.module to PTX, the modules in parallel";
+  let description = [{
+    Upstream's `gpu-module-to-binary` for traincc's kernel parts: every
+    `gpu.module` with an NVVM target is translated to LLVM IR, linked with
+    libdevice, optimised and compiled to PTX by its target attribute, on
+    the context's threads (each module in its own LLVMContext), then
+    replaced by a `gpu.binary` holding the PTX, in the order of the
+    modules. The result is the same as upstream's pass, which does one
+    module after the other.
+  }];
+  let options = [
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"\"",
+           "CUDA toolkit folder (libdevice)">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 #endif // TRAINCC_CODEGEN_GPU_PASSES_TD

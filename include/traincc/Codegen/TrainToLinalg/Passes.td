@@ -13,7 +13,9 @@ def ConvertTrainToLinalgPass
     The first codegen stage: every forward compute op becomes linalg (named
     ops where one fits, `linalg.generic` otherwise) plus `tensor` ops for data
     movement and padding, still on tensors, so that tiling, fusion and
-    bufferization come later.
+    bufferization come later. The lowering of an op marked
+    `train.recomputed` (traincc-recompute-activations) carries the mark on
+    its linalg ops and `tensor.empty`, so that CSE keeps the recomputation.
 
     - `train.conv`: padding is a `tensor.pad` with zeros; a 2-D convolution
       with one group becomes `linalg.conv_2d_nchw_fchw`, every other one
@@ -58,6 +60,14 @@ def ConvertTrainToLinalgPass
       with SplitMix64 (the exact formula is in
       ConvertTrainToLinalgGradients.cpp): a pure function, reproducible by
       the runtime and tests, identical on CPU and GPU.
+    - `synchronized` `bn_stats` and `batch_norm_backward` (traincc
+      --sync-bn) average their per-channel vectors over the data-parallel
+      replicas between passes: a copy into a buffer, a call to the trainer
+      runtime's `traincc_replica_mean` and `bufferization.to_tensor` of the
+      buffer (ConvertTrainToLinalgCollectives.cpp); `train.replica_count`
+      calls `traincc_replica_count`. With `replica-collectives=false` (the
+      GPU steps, which have no host calls between kernels) they compute
+      this replica's statistics and the count is 1.
     - Ops on persistent state (`accumulate`, `assign`, `zero`,
       `bn_running_update`, optimizer updates) are left for state lowering.
 
@@ -67,10 +77,20 @@ def ConvertTrainToLinalgPass
     backends then compute each f16/bf16 operation in f32 and round it,
     which gives the same result for +, -, *, / and max.)
   }];
+  let options = [
+    Option<"replicaCollectives", "replica-collectives", "bool",
+           /*default=*/"true",
+           "Synchronized BatchNorm calls the trainer runtime (CPU steps); "
+           "false: per-replica statistics (GPU steps)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

@@ -333,6 +333,26 @@ LogicalResult ConvOp::emitGradient(GradientEmitter &e) {
   return convRule(*this, e.getGradient(getResult()), e);
 }
 
+LogicalResult ConvBackwardDataOp::emitGradient(GradientEmitter &e) {
+  // Linear in both operands: y[p] = sum over q, k with p = q s + k d - pad
+  // of grad[q] w[k].
+  Value dy = e.getGradient(getResult());
+  OpBuilder &b = e.getBuilder();
+  if (e.isActive(getGrad()))
+    e.addGradient(getGrad(),
+                  ConvOp::create(b, getLoc(), getGrad().getType(), dy,
+                                 getWeight(), Value(), getStridesAttr(),
+                                 getPadsAttr(), getDilationsAttr(),
+                                 getGroupsAttr()));
+  if (e.isActive(getWeight()))
+    e.addGradient(getWeight(),
+                  ConvBackwardFilterOp::create(
+                      b, getLoc(), getWeight().getType(), dy, getGrad(),
+                      getStridesAttr(), getPadsAttr(), getDilationsAttr(),
+                      getGroupsAttr()));
+  return success();
+}
+
 LogicalResult GemmOp::emitGradient(GradientEmitter &e) {
   return gemmRule(*this, e.getGradient(getResult()), e);
 }
@@ -382,8 +402,11 @@ LogicalResult ScaleLossOp::emitGradient(GradientEmitter &e) {
 
 LogicalResult ReluOp::emitGradient(GradientEmitter &e) {
   Value dy = e.getGradient(getResult());
+  // relu(x) > 0 exactly where x > 0 (NaN stays NaN): masking by the output
+  // leaves the input with the relu as its only user, so the op that
+  // produces it (a BatchNorm's apply) fuses with the relu into one pass.
   e.addGradient(getInput(), ReluBackwardOp::create(e.getBuilder(), getLoc(), dy,
-                                                   getInput()));
+                                                   getResult()));
   return success();
 }
 
@@ -430,6 +453,20 @@ LogicalResult ErfOp::emitGradient(GradientEmitter &e) {
   Value dy = e.getGradient(getResult());
   e.addGradient(getInput(), ErfBackwardOp::create(e.getBuilder(), getLoc(), dy,
                                                   getInput()));
+  return success();
+}
+
+LogicalResult ExpOp::emitGradient(GradientEmitter &e) {
+  Value dy = e.getGradient(getResult());
+  e.addGradient(getInput(),
+                MulOp::create(e.getBuilder(), getLoc(), dy, getResult()));
+  return success();
+}
+
+LogicalResult LogOp::emitGradient(GradientEmitter &e) {
+  Value dy = e.getGradient(getResult());
+  e.addGradient(getInput(),
+                DivOp::create(e.getBuilder(), getLoc(), dy, getInput()));
   return success();
 }
 

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define TRAINCC_ABI_VERSION 6
+#define TRAINCC_ABI_VERSION 8
 
 typedef enum {
   TRAINCC_DTYPE_F32 = 0,
@@ -186,6 +186,7 @@ typedef struct {
 
 typedef struct {
   const char *kernel; /* entry point name in the module */
+  int32_t module;     /* index into traincc_gpu_program.modules */
   uint32_t grid[3];
   uint32_t block[3];
   uint32_t shared_bytes; /* dynamic shared memory */
@@ -198,12 +199,19 @@ typedef struct {
   const traincc_gpu_launch *launches;
 } traincc_gpu_plan;
 
+/* One CUDA module: the kernels are compiled in parts, in parallel, and
+   loaded one module per part. */
 typedef struct {
-  const char *arch;      /* e.g. "sm_90": what the cubin was built for */
   const char *ptx;       /* NUL-terminated PTX, always present (the driver
                             JIT-compiles it for newer GPUs) */
-  const uint8_t *cubin;  /* ptxas output for `arch`, or null */
+  const uint8_t *cubin;  /* ptxas output for the program's arch, or null */
   uint64_t cubin_bytes;
+} traincc_gpu_module;
+
+typedef struct {
+  const char *arch;      /* e.g. "sm_90": what the cubins were built for */
+  int32_t num_modules;
+  const traincc_gpu_module *modules;
   uint64_t workspace_bytes;
   traincc_gpu_plan micro_step, apply_step, eval_step;
   traincc_step_costs costs; /* of the launch plans */
@@ -277,6 +285,11 @@ typedef struct {
 
   /* The CPU steps' workspace plan (workspace_bytes is its largest). */
   traincc_memory_plan cpu_memory;
+
+  /* traincc --sync-bn: 1 when the CPU micro_step computes BatchNorm
+     statistics through traincc_replica_mean below (the GPU steps never
+     do), so that the trainer's --sync-bn can pool them over the replicas. */
+  int32_t sync_bn;
 } traincc_model;
 
 /* Defined by the generated object. */
@@ -288,6 +301,14 @@ const traincc_model *traincc_get_model(void);
 void traincc_parallel_for(int64_t count, void *context,
                           void (*body)(void *context, int64_t begin,
                                        int64_t end));
+
+/* Provided by the runtime to generated code (traincc --sync-bn): replaces
+   `count` floats by their mean over the data-parallel replicas that
+   synchronise BatchNorm, and returns how many replicas that is; alone, or
+   without the trainer's --sync-bn, leaves them as they are and returns 1.
+   A collective that fails ends the run (step functions cannot fail). */
+void traincc_replica_mean(float *data, int64_t count);
+float traincc_replica_count(void);
 
 #ifdef __cplusplus
 }

@@ -161,12 +161,15 @@ def Train_BroadcastToOp
 // Gradients of layers
 //===----------------------------------------------------------------------===//
 
-def Train_ConvBackwardDataOp : Train_Op<"conv_backward_data", [Pure]> {
+def Train_ConvBackwardDataOp
+    : Train_Op<"conv_backward_data", [Pure, Train_Differentiable]> {
   let summary = "gradient of a convolution by its input";
   let description = [{
     The transposed convolution of `grad` with `weight`; the result type is
     the forward input's, which strides make ambiguous, so it is written.
-    Attributes are the forward convolution's.
+    Attributes are the forward convolution's. ONNX ConvTranspose imports as
+    one, so it has a gradient rule of its own: a convolution of the result's
+    gradient for `grad`, a filter gradient for `weight`.
 
     ```mlir
     %dx = train.conv_backward_data %dy, %w strides [1, 1] pads [1, 1, 1, 1]
@@ -222,16 +225,25 @@ def Train_BatchNormBackwardOp : Train_Op<"batch_norm_backward", [
     %dx, %dscale, %dbias = train.batch_norm_backward %dy, %x, %mean, %var,
         %scale epsilon 1.0e-05 : tensor<8x16x4x4xf32>, tensor<16xf32>
     ```
+
+    `synchronized` (the backward of a synchronized `bn_stats`): the mean
+    and variance are the global batch's, so the input gradient's
+    per-channel sums of dy and dy * (x - mean) are the replicas' means of
+    theirs (PyTorch SyncBatchNorm all-reduces them); the scale and bias
+    gradients stay this replica's, averaged later with every other
+    gradient.
   }];
   let arguments = (ins Train_FloatTensor:$grad, Train_FloatTensor:$input,
                        Train_FloatTensor:$mean, Train_FloatTensor:$variance,
-                       Train_FloatTensor:$scale, F32Attr:$epsilon);
+                       Train_FloatTensor:$scale, F32Attr:$epsilon,
+                       UnitAttr:$synchronized);
   let results = (outs Train_FloatTensor:$input_grad,
                       Train_FloatTensor:$scale_grad,
                       Train_FloatTensor:$bias_grad);
   let assemblyFormat = [{
     $grad `,` $input `,` $mean `,` $variance `,` $scale `epsilon` $epsilon
-    attr-dict `:` type($input) `,` type($scale)
+    (`synchronized` $synchronized^)? attr-dict `:` type($input) `,`
+    type($scale)
   }];
   let hasVerifier = 1;
 }

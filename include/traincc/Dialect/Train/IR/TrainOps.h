@@ -23,6 +23,11 @@
 
 namespace traincc::train {
 
+/// Marks an op that the backward pass computes again instead of keeping
+/// the forward value (traincc-recompute-activations); the Train to linalg
+/// conversion keeps it on the linalg ops, so CSE does not merge them back.
+inline constexpr llvm::StringLiteral kRecomputedAttrName = "train.recomputed";
+
 /// True when BatchNorm statistics of element type `stat` go with an input of
 /// element type `input`: the same type, or f32 for f16/bf16 (mixed
 /// precision).

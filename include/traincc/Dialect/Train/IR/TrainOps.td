@@ -452,6 +452,32 @@ def Train_ErfOp : Train_UnaryOp<"erf", [Train_Differentiable]> {
   let arguments = (ins Train_FloatTensor:$input);
 }
 
+def Train_ExpOp : Train_UnaryOp<"exp", [Train_Differentiable]> {
+  let summary = "natural exponential";
+  let description = [{
+    ONNX Exp, and the negative branch of Elu and Selu. The gradient is
+    dy * y, built from the result.
+
+    ```mlir
+    %y = train.exp %x : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+}
+
+def Train_LogOp : Train_UnaryOp<"log", [Train_Differentiable]> {
+  let summary = "natural logarithm";
+  let description = [{
+    ONNX Log, and Softplus (log(1 + exp(-|x|)) + relu(x)). The gradient
+    is dy / x.
+
+    ```mlir
+    %y = train.log %x : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Train_FloatTensor:$input);
+}
+
 // Not Pure: each dropout draws its own mask, so two dropouts of one tensor
 // must not be merged by CSE. The result is marked as a fresh allocation (as
 // bufferization.alloc_tensor does), which keeps CSE off and lets DCE remove an

@@ -33,11 +33,23 @@ def Train_BNStatsOp : Train_ComputeOp<"bn_stats", [Train_Differentiable]> {
 
     ```mlir
     %mean, %var = train.bn_stats %x : (tensor<8x16x4x4xf32>) -> (tensor<16xf32>, tensor<16xf32>)
+    %mean, %var = train.bn_stats %x synchronized : (tensor<8x16x4x4xf32>) -> (tensor<16xf32>, tensor<16xf32>)
     ```
+
+    `synchronized` (SyncBatchNorm, traincc-synchronize-batch-norm): the
+    statistics of the global batch of all data-parallel replicas, each
+    holding an equal slice: the mean is the replicas' mean of their slice
+    means, the variance the replicas' mean of their slices' mean squared
+    deviation from that global mean. Its lowering calls the trainer
+    runtime between the two passes, so it is no single reduction and must
+    not be fused into a producer's epilogue.
   }];
-  let arguments = (ins Train_FloatTensor:$input);
+  let arguments = (ins Train_FloatTensor:$input, UnitAttr:$synchronized);
   let results = (outs Train_FloatTensor:$mean, Train_FloatTensor:$variance);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $input (`synchronized` $synchronized^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
 }
 
 def Train_BNApplyOp : Train_Op<"bn_apply", [Train_Differentiable, Pure,
@@ -97,6 +109,23 @@ def Train_BNRunningUpdateOp : Train_StateOp<"bn_running_update",
     `:` type($mean) (`,` type($batches)^)?
   }];
   let hasVerifier = 1;
+}
+
+def Train_ReplicaCountOp : Train_Op<"replica_count", [
+    MemoryEffects<[MemRead]>]> {
+  let summary = "how many data-parallel replicas synchronise BatchNorm";
+  let description = [{
+    The number of replicas whose statistics a `synchronized` `bn_stats`
+    pools, known only when the trainer runs (1 when it runs alone or
+    without `--sync-bn`): the running-variance update's count of values is
+    the local count times this (traincc-synchronize-batch-norm).
+
+    ```mlir
+    %n = train.replica_count : tensor<f32>
+    ```
+  }];
+  let results = (outs 0DTensorOf<[F32]>:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
 }
 
 //===----------------------------------------------------------------------===//

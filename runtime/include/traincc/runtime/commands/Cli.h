@@ -63,6 +63,7 @@ struct TrainerOptions {
   // Data parallelism (Communicator.h, DataParallel.h).
   bool syncBatchNorm = false; // --sync-bn
   double distTimeout = 300;   // --dist-timeout, seconds
+  double bucketMiB = 25;      // --bucket-mb
 };
 
 /// Parses argv[1..argc) (argv[0] is the program). On success the options

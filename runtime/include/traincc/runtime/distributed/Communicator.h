@@ -53,6 +53,22 @@ public:
   /// Sums `count` floats element-wise over the replicas, in place; every
   /// replica gets the same bits. `what` names the collective in errors.
   virtual Error allReduceSum(float *data, size_t count, const char *what) = 0;
+  /// A started all-reduce (startAllReduceSum).
+  using Request = int64_t;
+  /// Starts allReduceSum without waiting for it, where the engine can
+  /// (MPI_Iallreduce); `data` must stay untouched until waitRequest says
+  /// it is done. Requests complete in the order they were started, which
+  /// must be the same on every replica. By default the sum is done now.
+  virtual Expected<Request> startAllReduceSum(float *data, size_t count,
+                                              const char *what) {
+    if (Error err = allReduceSum(data, count, what))
+      return err;
+    return Request(-1);
+  }
+  /// Whether a started all-reduce has finished (without waiting).
+  virtual Expected<bool> testRequest(Request) { return true; }
+  /// Waits for a started all-reduce (up to --dist-timeout).
+  virtual Error waitRequest(Request) { return Error::success(); }
   /// Copies `bytes` bytes from `root`'s buffer into everyone's.
   virtual Error broadcast(void *data, size_t bytes, int root,
                           const char *what) = 0;

@@ -5,8 +5,14 @@
 //   compiled-in weights, --init-from or --resume), as DDP broadcasts the
 //   module at construction;
 // * between the K micro-steps and apply_step, the gradient accumulators
-//   (float32) are summed over the replicas in one buffer and divided by N
-//   (on a device with NCCL, in place in device memory: NcclGradients.h):
+//   (float32) are summed over the replicas and divided by N (on a device
+//   with NCCL, in place in device memory: NcclGradients.h). In host
+//   memory they go in fixed-size buckets (--bucket-mb, 25 MiB like DDP's
+//   bucket_cap_mb): each bucket's all-reduce starts as soon as it is
+//   packed, and is unpacked as soon as it is summed, while later buckets
+//   are packed and in flight (MPI_Iallreduce; the TCP ring sums each at
+//   once). The backward pass itself cannot overlap them: the compiled
+//   micro_step adds every gradient in one call and reports none early.
 //   each replica's accumulators hold the gradient of the mean loss of its
 //   N-th of the global batch, so their mean is the gradient of the mean
 //   loss over the global batch, as one process would compute it;
@@ -28,15 +34,30 @@
 #include "traincc/runtime/distributed/NcclGradients.h"
 #include "traincc/runtime/exec/StepBackend.h"
 
+#include <functional>
 #include <vector>
 
 namespace traincc::rt {
+
+/// DDP's default bucket_cap_mb.
+constexpr double kDefaultBucketMiB = 25;
+
+/// Sums `count` floats at `data` over the replicas in buckets of at most
+/// `bucketFloats`: fill(begin, end) writes a bucket's range, which is then
+/// started at once; drain(begin, end) receives each summed range in order,
+/// as soon as it is done, while later buckets are filled and in flight.
+Error allReduceInBuckets(Communicator &replicas, float *data, size_t count,
+                         size_t bucketFloats,
+                         const std::function<void(size_t, size_t)> &fill,
+                         const std::function<void(size_t, size_t)> &drain,
+                         const char *what);
 
 class ReplicaSync {
 public:
   /// Errors: gradient accumulators that are not float32.
   static Expected<ReplicaSync> create(const traincc_model &model,
-                                      Communicator &replicas);
+                                      Communicator &replicas,
+                                      double bucketMiB = kDefaultBucketMiB);
 
   Communicator &replicas() const { return *replicas_; }
 
@@ -45,7 +66,8 @@ public:
   /// `note` says why not otherwise.
   Error useDeviceCollectives(StepBackend &backend, double timeoutSeconds,
                              std::string &note);
-  /// How gradients are averaged: "in host memory" or "with NCCL ...".
+  /// How gradients are averaged: "in host memory (N buckets of M MiB)" or
+  /// "with NCCL ...".
   std::string gradientPath() const;
 
   /// Averages the backend's gradient accumulators over the replicas: with
@@ -67,6 +89,7 @@ private:
   Communicator *replicas_;
   std::vector<int32_t> gradients_, runningStats_; // state indices
   std::vector<float> buffer_;
+  size_t bucketFloats_ = 0, totalFloats_ = 0;
   std::vector<uint8_t> statsBuffer_;
   std::unique_ptr<NcclGradients> nccl_;
 };

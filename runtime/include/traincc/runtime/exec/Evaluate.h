@@ -7,6 +7,12 @@
 // is the fraction of rows whose largest output (the first one on ties, as
 // torch.argmax) is the label. A NaN output never counts as correct.
 //
+// Data-parallel validation shards the batches: replica r of N evaluates
+// batches r, r + N, ...; the per-sample losses and hits are then summed over
+// the replicas in vectors that are zero where another replica evaluated
+// (exact sums), and every replica reduces them in sample order as one
+// process would, so the metrics are the single-process ones, bit for bit.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TRAINCC_RUNTIME_EXEC_EVALUATE_H
@@ -16,6 +22,7 @@
 #include "traincc/runtime/exec/StepBackend.h"
 #include "traincc/runtime/support/Model.h"
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -31,6 +38,14 @@ struct EvaluationResult {
 /// (-1 when all are NaN).
 int64_t argmaxRow(const float *values, int64_t count);
 
+/// Which batches a replica evaluates, and how its results meet the others'.
+struct EvaluationShard {
+  int index = 0, count = 1;
+  /// Sums the vector element-wise over the replicas, in place (every
+  /// replica gets the same bits).
+  std::function<Error(std::vector<float> &)> sumOverReplicas;
+};
+
 /// Evaluates one dataset repeatedly (once per epoch) with buffers allocated
 /// once.
 class Evaluator {
@@ -39,8 +54,10 @@ public:
   /// cross-entropy, targets for mse) or the model has no per-sample loss.
   static Expected<Evaluator> create(const ModelInfo &model, Dataset data);
 
-  /// eval_step on `backend`, with the state it holds.
-  Expected<EvaluationResult> run(StepBackend &backend);
+  /// eval_step on `backend`, with the state it holds; with a shard, only
+  /// its batches, and the result is the whole dataset's.
+  Expected<EvaluationResult> run(StepBackend &backend,
+                                 const EvaluationShard &shard = {});
 
 private:
   Evaluator(const ModelInfo &model, Dataset data)
@@ -51,6 +68,7 @@ private:
   MicroBatch batch_;
   std::vector<float> outputs_;
   std::vector<float> losses_;
+  std::vector<float> samples_; // sharded: per-sample losses, then hits
 };
 
 /// The model's outputs for every sample of `data`: float32

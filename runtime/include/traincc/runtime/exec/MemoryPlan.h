@@ -21,9 +21,12 @@ namespace traincc::rt {
 struct MemoryPlanSummary {
   uint64_t parameters = 0, gradients = 0, optimizer = 0, bnState = 0;
   uint64_t saved = 0, temporaries = 0, data = 0;
+  /// The host copy of the trainable parameters the loop takes at each
+  /// epoch start (parameter-change monitors); CPU plan only.
+  uint64_t snapshot = 0;
   uint64_t peak() const {
     return parameters + gradients + optimizer + bnState + saved +
-           temporaries + data;
+           temporaries + data + snapshot;
   }
 };
 

@@ -71,17 +71,41 @@ def main():
                           mode="wrap")],
         [x], [tensor("y", ["N", 3, 6, 6])], 19,
         [ints("pads", [0, 0, 1, 1, 0, 0, 1, 1])])
-    # Ops traincc does not import, new (Gelu) or changed (Split with
-    # num_outputs) after opset 17, next to one that never changed (Erf):
-    # all listed by the legalisation, none by the checker.
+    # Ops traincc does not import, new (Mish) or changed (Resize) after
+    # opset 17, next to one that never changed (Erf): all listed by the
+    # legalisation, none by the checker.
     models["unsupported"] = model(
         "unsupported",
-        [helper.make_node("Gelu", ["x"], ["g"], name="gelu"),
-         helper.make_node("Split", ["x"], ["s0", "s1"], name="split", axis=1,
-                          num_outputs=2),
+        [helper.make_node("Mish", ["x"], ["g"], name="mish"),
+         helper.make_node("Resize", ["x", "", "scales"], ["r"], name="resize",
+                          mode="nearest"),
          helper.make_node("Erf", ["x"], ["e"], name="erf"),
          helper.make_node("Add", ["g", "e"], ["y"], name="add")],
-        [tensor("x", ["N", 4])], [tensor("y", ["N", 4])], 20)
+        [tensor("x", ["N", 4])], [tensor("y", ["N", 4])], 20,
+        [helper.make_tensor("scales", TensorProto.FLOAT, [2], [1.0, 1.0])])
+    # Ops new in opsets 18..20 that traincc imports, hidden from the
+    # checker and shape inference (which know opset 17): Gelu (tanh),
+    # Split with num_outputs (uneven: 2, 2, 1), GroupNormalization, and
+    # CastLike-19 feeding a LayerNormalization.
+    models["newer_ops"] = model(
+        "newer_ops",
+        [helper.make_node("Gelu", ["x"], ["g"], name="gelu",
+                          approximate="tanh"),
+         helper.make_node("Split", ["g"], ["s0", "s1", "s2"], name="split",
+                          axis=1, num_outputs=3),
+         helper.make_node("Concat", ["s0", "s1", "s2"], ["c"], name="cat",
+                          axis=1),
+         helper.make_node("GroupNormalization", ["c", "gs", "gb"], ["n"],
+                          name="group_norm", num_groups=5),
+         helper.make_node("CastLike", ["n", "like"], ["l"], name="cast_like"),
+         helper.make_node("LayerNormalization", ["l", "ls", "lb"], ["y"],
+                          name="layer_norm")],
+        [tensor("x", ["N", 5])], [tensor("y", ["N", 5])], 20,
+        [helper.make_tensor("gs", TensorProto.FLOAT, [5], [1.0] * 5),
+         helper.make_tensor("gb", TensorProto.FLOAT, [5], [0.0] * 5),
+         helper.make_tensor("like", TensorProto.FLOAT, [1], [0.0]),
+         helper.make_tensor("ls", TensorProto.FLOAT, [5], [1.0] * 5),
+         helper.make_tensor("lb", TensorProto.FLOAT, [5], [0.0] * 5)])
     for name, proto in models.items():
         with open(os.path.join(out, name + ".onnx"), "wb") as f:
             f.write(proto.SerializeToString())
