@@ -37,6 +37,16 @@ struct BinaryLowering
   }
 };
 
+/// `MathOp`(x): libm's function on the CPU, libdevice's on the GPU.
+template <typename TrainOp, typename MathOp>
+struct UnaryMathLowering
+    : ElementwiseLowering<UnaryMathLowering<TrainOp, MathOp>, TrainOp> {
+  using ElementwiseLowering<UnaryMathLowering, TrainOp>::ElementwiseLowering;
+  static Value build(OpBuilder &b, Location loc, TrainOp, ValueRange args) {
+    return MathOp::create(b, loc, args[0]);
+  }
+};
+
 /// loss * scale (* factor, a scalar the body reads from above: the GPU
 /// gets it from the step's parameter block, like grad_scale elsewhere).
 struct ScaleLossLowering : OpConversionPattern<train::ScaleLossOp> {
@@ -114,47 +124,6 @@ struct SigmoidLowering
     Value exp = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
     return arith::DivFOp::create(b, loc, one,
                                  arith::AddFOp::create(b, loc, one, exp));
-  }
-};
-
-struct TanhLowering : ElementwiseLowering<TanhLowering, train::TanhOp> {
-  using ElementwiseLowering::ElementwiseLowering;
-  static Value build(OpBuilder &b, Location loc, train::TanhOp,
-                     ValueRange args) {
-    return math::TanhOp::create(b, loc, args[0]);
-  }
-};
-
-struct SqrtLowering : ElementwiseLowering<SqrtLowering, train::SqrtOp> {
-  using ElementwiseLowering::ElementwiseLowering;
-  static Value build(OpBuilder &b, Location loc, train::SqrtOp,
-                     ValueRange args) {
-    return math::SqrtOp::create(b, loc, args[0]);
-  }
-};
-
-// math.erf: libm's erf/erff on the CPU, libdevice's on the GPU.
-struct ErfLowering : ElementwiseLowering<ErfLowering, train::ErfOp> {
-  using ElementwiseLowering::ElementwiseLowering;
-  static Value build(OpBuilder &b, Location loc, train::ErfOp,
-                     ValueRange args) {
-    return math::ErfOp::create(b, loc, args[0]);
-  }
-};
-
-struct ExpLowering : ElementwiseLowering<ExpLowering, train::ExpOp> {
-  using ElementwiseLowering::ElementwiseLowering;
-  static Value build(OpBuilder &b, Location loc, train::ExpOp,
-                     ValueRange args) {
-    return math::ExpOp::create(b, loc, args[0]);
-  }
-};
-
-struct LogLowering : ElementwiseLowering<LogLowering, train::LogOp> {
-  using ElementwiseLowering::ElementwiseLowering;
-  static Value build(OpBuilder &b, Location loc, train::LogOp,
-                     ValueRange args) {
-    return math::LogOp::create(b, loc, args[0]);
   }
 };
 
@@ -316,8 +285,12 @@ void traincc::codegen::populateElementwisePatterns(
                BinaryLowering<train::MinimumOp, arith::MinimumFOp>,
                // loss * scale, a 0-d product.
                ScaleLossLowering, ReluLowering,
-               LeakyReluLowering, ClipLowering, SigmoidLowering, TanhLowering, SqrtLowering, ErfLowering,
-               ExpLowering, LogLowering,
+               LeakyReluLowering, ClipLowering, SigmoidLowering,
+               UnaryMathLowering<train::TanhOp, math::TanhOp>,
+               UnaryMathLowering<train::SqrtOp, math::SqrtOp>,
+               UnaryMathLowering<train::ErfOp, math::ErfOp>,
+               UnaryMathLowering<train::ExpOp, math::ExpOp>,
+               UnaryMathLowering<train::LogOp, math::LogOp>,
                CastLowering,
                ForwardOperandLowering<train::IdentityOp>,
                ForwardOperandLowering<train::DropoutOp>, ConstantLowering,
