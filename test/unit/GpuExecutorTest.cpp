@@ -199,6 +199,19 @@ TEST(Gpu, ValidatesLaunchPlans) {
     EXPECT_THAT(errorOf(validateModel(m.model)),
                 HasSubstr("GPU program module 0 has no PTX"));
   }
+  {
+    SgdModel m;
+    m.launch.module = 1;
+    EXPECT_THAT(errorOf(validateModel(m.model)),
+                HasSubstr("GPU apply_step launch 0 'tm_sgd' is in module 1 "
+                          "of 1"));
+  }
+  {
+    SgdModel m;
+    m.gpu.num_modules = 0;
+    EXPECT_THAT(errorOf(validateModel(m.model)),
+                HasSubstr("GPU program has no modules"));
+  }
 }
 
 // Tests that a missing driver library is an error that says what was
