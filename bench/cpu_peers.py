@@ -37,8 +37,16 @@ bench/cpu_train_step.py.
 ONNX Runtime's generated SGD has no momentum: its step does slightly less.
 "compile s" is traincc's compile, torch.compile's warm-up steps (its
 compile, with a fresh Inductor cache, and first runs) and ONNX Runtime's
-artifact generation and session set-up. The ratios traincc/peer are
-printed last.
+artifact generation and session set-up. The ratios traincc/peer follow.
+
+Last, how close each peer comes to the machine: the step's FLOPs as
+`traincc --report` counts them (micro_step and apply_step; a strided
+convolution's data gradient counts only its real products) per second of
+each peer's step, against a fused multiply-add probe (a C program built
+with the system compiler: 12 independent chains of 512-bit FMAs, or
+256-bit without AVX-512; best of 3 runs, times the threads). One figure per
+step, not per kernel class: `perf record` on the trainer splits it by
+kernel (see bench/RESULTS.md).
 
 Usage: /usr/bin/python3 bench/cpu_peers.py [--model cnn|resnet18|mlp|all]
            [--threads 2] [--steps S] [--quick] [--repeats R] [--no-setup]
@@ -341,7 +349,8 @@ def run_peers(name, args, pythons, work, data, plan):
     start = time.perf_counter()
     compiled = subprocess.run(
         [args.traincc, onnx_path, "--batch-size", str(cfg["batch"]),
-         "--momentum", str(MOMENTUM), "--target", "cpu", "-o", trainer],
+         "--momentum", str(MOMENTUM), "--target", "cpu", "-o", trainer,
+         "--report"],
         capture_output=True, text=True) if os.access(args.traincc, os.X_OK) \
         else None
     compile_s = time.perf_counter() - start
@@ -356,7 +365,8 @@ def run_peers(name, args, pythons, work, data, plan):
                                     plan["trainer_steps"], args.threads,
                                     args.repeats, plan["short"])["traincc"]
         rows.append(("traincc", {"step": step, "rss": rss,
-                                 "compile": compile_s}))
+                                 "compile": compile_s,
+                                 "flops": step_flops(compiled.stdout)}))
 
     spec = dict(data=data, weights=weights, onnx=onnx_path, work=work,
                 trainable=trainable, threads=args.threads, warmup=warmup,
@@ -389,6 +399,79 @@ def run_peers(name, args, pythons, work, data, plan):
     return rows
 
 
+def step_flops(report):
+    """FLOPs of one optimizer step (micro_step + apply_step) from
+    `traincc --report`'s totals, or None."""
+    total, found = 0.0, set()
+    units = {"FLOP": 1, "kFLOP": 1e3, "MFLOP": 1e6, "GFLOP": 1e9,
+             "TFLOP": 1e12}
+    for line in report.splitlines():
+        for step in ("micro_step", "apply_step"):
+            if line.startswith(step + ":") and "FLOP" in line:
+                value, unit = line.rsplit(",", 1)[1].split()
+                total += float(value) * units[unit]
+                found.add(step)
+    return total if found == {"micro_step", "apply_step"} else None
+
+
+def fma_peak():
+    """GFLOP/s of one core running independent 512-bit (else 256-bit)
+    fused multiply-adds, from a C probe built with the system compiler;
+    (None, reason) if it cannot be built."""
+    source = r"""
+#include <immintrin.h>
+#include <stdio.h>
+#include <time.h>
+#ifdef __AVX512F__
+typedef __m512 V;
+#define FMA _mm512_fmadd_ps
+#define SET _mm512_set1_ps
+#define LANES 16
+#else
+typedef __m256 V;
+#define FMA _mm256_fmadd_ps
+#define SET _mm256_set1_ps
+#define LANES 8
+#endif
+int main(void) {
+  V a[12], b = SET(1.0000001f), c = SET(1e-7f);
+  for (int i = 0; i < 12; ++i) a[i] = SET((float)i);
+  long iters = 50000000;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (long it = 0; it < iters; ++it) {
+    // Unrolled: twelve independent chains in registers.
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) a[i] = FMA(a[i], b, c);
+  }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  float sink = 0;
+  for (int i = 0; i < 12; ++i) sink += ((float *)&a[i])[0];
+  double s = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
+  printf("%f %d %g\n", iters * 12.0 * LANES * 2 / s / 1e9, LANES, sink);
+  return 0;
+}
+"""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        return None, "no C compiler"
+    import tempfile
+    with tempfile.TemporaryDirectory() as work:
+        with open(os.path.join(work, "fma.c"), "w") as f:
+            f.write(source)
+        exe = os.path.join(work, "fma")
+        built = subprocess.run([compiler, "-O2", "-march=native",
+                                os.path.join(work, "fma.c"), "-o", exe],
+                               capture_output=True, text=True)
+        if built.returncode != 0:
+            return None, "the probe did not build"
+        # Best of 3: the machine may be shared.
+        runs = [float(subprocess.run([exe], capture_output=True, text=True,
+                                     check=True).stdout.split()[0])
+                for _ in range(3)]
+    return max(runs), None
+
+
 def print_model(name, rows, threads):
     cfg = MODELS[name]
     print(f"\n{name}: batch {cfg['batch']}, input {'x'.join(map(str, cfg['shape']))}"
@@ -403,6 +486,30 @@ def print_model(name, rows, threads):
         print(f"  {peer:30} {r['step'] * 1e3:9.1f} "
               f"{cfg['batch'] / r['step']:9.1f} {r['rss'] / 1024:9.1f} {comp}")
     sys.stdout.flush()
+
+
+def print_machine_fraction(results, threads, peak, reason):
+    """Each peer's step FLOPs (traincc's count) per second against the
+    probe's fused multiply-add peak on the same threads."""
+    print("\nhow close to the machine: the step's FLOPs as `traincc "
+          "--report` counts them, per second of each peer's step")
+    if peak is None:
+        print(f"  (no FMA probe: {reason})")
+        return
+    print(f"  FMA probe: {peak:.1f} GFLOP/s per core, {peak * threads:.1f} "
+          f"on {threads} thread(s)")
+    for name, rows in results:
+        ours = dict(rows).get("traincc")
+        flops = ours.get("flops") if isinstance(ours, dict) else None
+        if not flops:
+            print(f"  {name:9} (no FLOP count)")
+            continue
+        for peer, r in rows:
+            if isinstance(r, dict):
+                rate = flops / r["step"] / 1e9
+                print(f"  {name:9} {peer:30} {rate:7.1f} GFLOP/s "
+                      f"{100 * rate / (peak * threads):5.1f}% of peak "
+                      f"({flops / 1e9:.1f} GFLOP per step)")
 
 
 def print_ratios(results):
@@ -452,6 +559,8 @@ def main():
         print_model(name, rows, args.threads)
         results.append((name, rows))
     print_ratios(results)
+    peak, reason = fma_peak()
+    print_machine_fraction(results, args.threads, peak, reason)
     if args.quick:
         print("(--quick: a few steps per peer; the figures are indicative "
               "only, not for bench/RESULTS.md)")

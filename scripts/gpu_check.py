@@ -17,6 +17,9 @@ machine has none); scripts/gpu-check.sh runs `check` on the GPU machine:
   * mixed precision (scripts/gpu_check_amp.py): bf16/fp16 trainers
     (traincc --precision) against PyTorch AMP on the same device, and the
     example CNN's step time at bf16/fp16 against PyTorch AMP.
+  * data-parallel scaling (scripts/gpu_check_scaling.py): the example CNN's
+    step on one GPU against one replica on each of the machine's GPUs
+    (skipped, with a line saying so, on a machine with one GPU).
 
 A failed stage is recorded and the others still run; the exit status is 1
 when anything failed. Full logs go to --out; a short table is printed last.
@@ -221,8 +224,8 @@ class Report:
         os.makedirs(out, exist_ok=True)
         self.log = open(os.path.join(out, "gpu-check.log"), "w")
         self.results = {"parity": [], "parity_amp": [], "fashion": None,
-                        "timing": None, "timing_amp": {}, "environment": {},
-                        "failures": []}
+                        "timing": None, "timing_amp": {}, "scaling": None,
+                        "environment": {}, "failures": []}
 
     def say(self, text):
         try:
@@ -878,6 +881,8 @@ def table(report, args, manifest):
         if any("error" in v for v in t.values()):
             parts.append("FAIL")
         lines.append("  " + "  ".join(parts))
+    import gpu_check_scaling
+    lines += gpu_check_scaling.table_lines(r.get("scaling"), args)
     n = len(r["failures"])
     lines.append(f"gpu-check: {'PASS' if n == 0 else f'FAIL ({n} failures)'}"
                  f"; logs in {report.out}")
@@ -919,6 +924,11 @@ def check_main(argv):
     p.add_argument("--torch-warmup", type=int, default=20)
     p.add_argument("--torch-steps", type=int, default=200)
     p.add_argument("--no-compile", action="store_true")
+    p.add_argument("--no-scaling", action="store_true",
+                   help="leave out the 1-GPU-vs-all-GPUs scaling row")
+    p.add_argument("--scaling-replicas", type=int, default=0,
+                   help="replicas of the scaling row (default: one per GPU; "
+                        "with --device cpu, CPU processes, a dry run)")
     p.add_argument("--compile-timeout", type=float, default=150)
     p.add_argument("--budget", type=float, default=420,
                    help="seconds for the whole check (default 420)")
@@ -978,6 +988,11 @@ def check_main(argv):
                 report.save()
             for precision in [] if args.no_timing or skip else args.precisions:
                 check_timing(report, pack, manifest, args, deadline, precision)
+                report.save()
+            if not (args.no_timing or args.no_scaling or skip):
+                import gpu_check_scaling
+                gpu_check_scaling.check_scaling(report, pack, manifest, args,
+                                                deadline)
                 report.save()
         lines = table(report, args, manifest or {})
     except Exception as e:  # noqa: BLE001 - a bug here must not hide results

@@ -105,7 +105,7 @@ def try_model(name, args, work):
     size = IMAGE_SIZE.get(name, 224)
     code = 0
     if not (args.reuse_exports and os.path.exists(onnx_path)):
-        code, text, _, _ = run([sys.executable, EXPORTER, name, "--mode",
+        code, text, _, _ = run([args.export_python, EXPORTER, name, "--mode",
                                 "train", "--image-size", str(size), "-o",
                                 onnx_path], args.timeout)
     if code != 0:
@@ -217,6 +217,10 @@ def main():
                         "cpu,cuda to check the CUDA path too (a failure of "
                         "the CUDA compile gets a CPU-only retry, and the "
                         "table a CUDA column); training runs on the CPU")
+    parser.add_argument("--export-python", default=sys.executable,
+                        help="the Python (with torch, torchvision and onnx) "
+                        "that exports the models; e.g. a current PyTorch's "
+                        "for swin_v2_*, which PyTorch 1.13 cannot export")
     parser.add_argument("--workdir", help="keep the files here")
     parser.add_argument("--reuse-exports", action="store_true",
                         help="compile the --workdir's MODEL.onnx of an "

@@ -387,7 +387,9 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
   PassManager bufferizePm(module.getContext());
   stage->time(bufferizePm);
   buildBufferizePipeline(bufferizePm,
-                         LinalgPipelineOptions(!options.training.noFuse));
+                         LinalgPipelineOptions(!options.training.noFuse,
+                                               /*replicaCollectives=*/true,
+                                               /*forCPU=*/true));
   if (failed(bufferizePm.run(module)))
     return 1;
   if (options.targetCPU)
@@ -474,7 +476,7 @@ int traincc::runCompile(const CompileOptions &options) {
   ScopedDiagnosticHandler handler(&context, printDiagnostic);
 
   // Reports when it goes out of scope: after every stage below.
-  CompileTiming timing(options.timing);
+  CompileTiming timing(options.timing, options.printIRAfter);
   OwningOpRef<ModuleOp> module;
   {
     CompileStage stage(timing, "read ONNX (check, convert, first stage)");

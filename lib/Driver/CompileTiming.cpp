@@ -2,6 +2,8 @@
 
 #include "CompileTiming.h"
 
+#include "mlir/Pass/Pass.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -21,7 +23,8 @@ double peakResidentMB() {
 
 } // namespace
 
-CompileTiming::CompileTiming(bool enabled) : enabled_(enabled) {
+CompileTiming::CompileTiming(bool enabled, std::string printIRAfter)
+    : enabled_(enabled), printIRAfter_(std::move(printIRAfter)) {
   manager_.setEnabled(enabled);
   // A tree: each stage, then its passes, slowest first within a level.
   manager_.setDisplayMode(mlir::DefaultTimingManager::DisplayMode::Tree);
@@ -29,7 +32,8 @@ CompileTiming::CompileTiming(bool enabled) : enabled_(enabled) {
 }
 
 CompileStage::CompileStage(CompileTiming &timing, llvm::StringRef name)
-    : enabled_(timing.enabled()), name_(name.str()),
+    : enabled_(timing.enabled()), printIRAfter_(timing.printIRAfter()),
+      name_(name.str()),
       scope_(timing.root().nest(name_)),
       start_(std::chrono::steady_clock::now()) {}
 
@@ -46,4 +50,15 @@ CompileStage::~CompileStage() {
 void CompileStage::time(mlir::PassManager &pm) {
   if (enabled_)
     pm.enableTiming(scope_);
+  if (printIRAfter_.empty())
+    return;
+  std::string argument = printIRAfter_;
+  pm.enableIRPrinting(
+      [](mlir::Pass *, mlir::Operation *) { return false; },
+      [argument](mlir::Pass *pass, mlir::Operation *) {
+        return pass->getArgument() == argument;
+      },
+      /*printModuleScope=*/false, /*printAfterOnlyOnChange=*/false,
+      /*printAfterOnlyOnFailure=*/false, llvm::errs(),
+      mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
 }

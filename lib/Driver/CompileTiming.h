@@ -23,13 +23,17 @@ namespace traincc {
 /// The timers of one compile.
 class CompileTiming {
 public:
-  explicit CompileTiming(bool enabled);
+  /// `printIRAfter`: a pass argument whose output each stage's pass
+  /// managers print (empty: none).
+  explicit CompileTiming(bool enabled, std::string printIRAfter = "");
 
   bool enabled() const { return enabled_; }
+  const std::string &printIRAfter() const { return printIRAfter_; }
   mlir::TimingScope &root() { return root_; }
 
 private:
   bool enabled_;
+  std::string printIRAfter_;
   mlir::DefaultTimingManager manager_;
   mlir::TimingScope root_;
 };
@@ -43,11 +47,13 @@ public:
   CompileStage(const CompileStage &) = delete;
   CompileStage &operator=(const CompileStage &) = delete;
 
-  /// Times `pm`'s passes under this stage.
+  /// Times `pm`'s passes under this stage (and prints the IR after the
+  /// pass named by the compile's printIRAfter).
   void time(mlir::PassManager &pm);
 
 private:
   bool enabled_;
+  std::string printIRAfter_;
   std::string name_;
   mlir::TimingScope scope_;
   std::chrono::steady_clock::time_point start_;

@@ -11,6 +11,7 @@
 #include "CompileTiming.h"
 #include "TrainerDescription.h"
 
+#include "traincc/Codegen/GPU/Passes.h"
 #include "traincc/Pipelines/Pipelines.h"
 #include "traincc/runtime/ModelABI.h"
 
@@ -72,6 +73,35 @@ FailureOr<GPUArgument> planArgument(func::FuncOp func, Value operand,
                           "arguments (MapToGPU sinks everything else)");
 }
 
+bool isPointer(const GPUArgument &arg) {
+  return arg.kind != TRAINCC_GPU_ARG_I64 && arg.kind != TRAINCC_GPU_ARG_F32;
+}
+
+/// Kernels assume (traincc-annotate-kernel-pointers) that every plan
+/// pointer is aligned to kGPUKernelPointerAlignment, as device allocations
+/// are, and that the distinct buffer arguments of a launch do not overlap,
+/// as distinct state tensors and separate allocations do not.
+LogicalResult checkKernelPointers(const GPULaunch &entry,
+                                  gpu::LaunchFuncOp launch) {
+  ValueRange operands = launch.getKernelOperands();
+  for (auto [i, arg] : llvm::enumerate(entry.args)) {
+    if (!isPointer(arg))
+      continue;
+    if (arg.value % kGPUKernelPointerAlignment != 0)
+      return launch.emitError("kernel pointer at offset ")
+             << arg.value << " is not " << kGPUKernelPointerAlignment
+             << "-byte aligned, as the kernels assume";
+    for (size_t j = 0; j < i; ++j)
+      if (isPointer(entry.args[j]) && entry.args[j].kind == arg.kind &&
+          entry.args[j].value == arg.value && operands[j] != operands[i])
+        return launch.emitError("kernel arguments #")
+               << j << " and #" << i
+               << " are the same buffer, which the kernels assume they "
+                  "are not";
+  }
+  return success();
+}
+
 FailureOr<std::vector<GPULaunch>>
 buildPlan(func::FuncOp func, const TrainerDescription &d,
           const llvm::StringMap<int32_t> &moduleIndex) {
@@ -110,6 +140,8 @@ buildPlan(func::FuncOp func, const TrainerDescription &d,
         return failure();
       entry.args.push_back(*arg);
     }
+    if (failed(checkKernelPointers(entry, launch)))
+      return failure();
     plan.push_back(std::move(entry));
   }
   return plan;

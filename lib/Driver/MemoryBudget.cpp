@@ -82,7 +82,9 @@ std::optional<CandidatePlan> planFor(const CompileOptions &options,
   if (options.targetCPU) {
     PassManager pm(&context);
     buildBufferizePipeline(pm,
-                           LinalgPipelineOptions(!options.training.noFuse));
+                           LinalgPipelineOptions(!options.training.noFuse,
+                                                 /*replicaCollectives=*/true,
+                                                 /*forCPU=*/true));
     CPUCodegenPipelineOptions cpuOptions;
     cpuOptions.cpu = options.cpu;
     buildCPULowerToLLVMPipeline(pm, cpuOptions);

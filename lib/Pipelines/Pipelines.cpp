@@ -143,8 +143,11 @@ void traincc::buildTrainToLinalgPipeline(OpPassManager &pm,
   // On tensors, where producer and consumer are explicit values, and after
   // the state lowering, so that optimizer updates fuse too; before
   // bufferization, so that the CPU and GPU kernels both see the fused ops.
-  if (options.fuse)
-    pm.addPass(createFuseElementwisePass());
+  if (options.fuse) {
+    FuseElementwisePassOptions fusion;
+    fusion.cpuKernels = options.cpuKernels;
+    pm.addPass(createFuseElementwisePass(fusion));
+  }
 }
 
 void traincc::buildBufferizePipeline(OpPassManager &pm,
@@ -157,7 +160,16 @@ void traincc::buildBufferizePipeline(OpPassManager &pm,
   // After the last CSE: an empty shared by a forward and a backward op
   // would become one buffer alive across the step, outside the memory plan.
   pm.addPass(createSplitEmptyTensorsPass());
+  pm.addPass(createSplitSharedFillsPass());
+  // CPU kernels walk strided interiors as fast as whole buffers; the GPU
+  // kernels' launch geometry assumes whole buffers.
+  if (options.cpuKernels)
+    pm.addPass(createPadInProducerPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Bufferization copies each padded interior onto itself, through two
+  // equal subviews: merged, the canonicalizer below drops the copies.
+  if (options.cpuKernels)
+    pm.addPass(createCSEPass());
   // Parameters were updated in their own buffers: their results go, the
   // remaining results (losses, outputs) become caller-provided buffers.
   pm.addPass(createDropStateResultsPass());
@@ -295,6 +307,10 @@ void traincc::buildGPULowerToNVVMPipeline(
     OpPassManager &pm, const GPUCodegenPipelineOptions &options) {
   buildGPUKernelPipeline(pm, hasTensorCoreMma(options.arch), options.fuse,
                          options.parts);
+  // Plan pointers are 16-byte aligned and distinct: NVPTX's load/store
+  // vectorizer then merges adjacent global accesses into v2/v4 ones. (The
+  // emulated kernels need no such hint.)
+  pm.addPass(createAnnotateKernelPointersPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.arch;
   target.optLevel = 3;
@@ -360,6 +376,7 @@ void traincc::registerPipelines() {
       [](OpPassManager &pm, const CPUCodegenPipelineOptions &options) {
         LinalgPipelineOptions linalg;
         linalg.fuse = options.fuse;
+        linalg.cpuKernels = true;
         buildBufferizePipeline(pm, linalg);
         buildCPULowerToLLVMPipeline(pm, options);
       });

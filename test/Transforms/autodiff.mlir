@@ -279,6 +279,34 @@ module @sub_broadcast {
 
 // -----
 
+// Tests that select sends dy to the picked operand and zero to the other
+// (the same condition, two selects), summed over broadcast axes, and that
+// the condition, a comparison of active values, gets nothing.
+// CHECK-LABEL: module @select_broadcast
+// CHECK: %[[C:.*]] = train.compare gt
+// CHECK: %[[DY:.*]] = train.mse_backward
+// CHECK: %[[ZERO:.*]] = train.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[DA:.*]] = train.select %[[C]], %[[DY]], %[[ZERO]] : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK: %[[DB0:.*]] = train.select %[[C]], %[[ZERO]], %[[DY]]
+// CHECK: %[[DB:.*]] = train.sum_to %[[DB0]] : tensor<2x3xf32> -> tensor<3xf32>
+// CHECK-NOT: train.compare
+// CHECK: train.accumulate @a.grad, %[[DA]]
+// CHECK: train.accumulate @b.grad, %[[DB]]
+module @select_broadcast {
+  train.param @a trainable : tensor<2x3xf32>
+  train.param @b trainable : tensor<3xf32>
+  func.func @loss(%t: tensor<2x3xf32>) -> tensor<f32> {
+    %a = train.read_param @a : tensor<2x3xf32>
+    %b = train.read_param @b : tensor<3xf32>
+    %c = train.compare gt %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+    %y = train.select %c, %a, %b : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %l = train.mse %y, %t reduction mean : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
 // Tests that mul multiplies dy by the other operand, summing to the
 // parameter's broadcast shape; the data operand gets no gradient.
 // CHECK-LABEL: module @mul_broadcast

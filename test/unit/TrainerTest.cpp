@@ -242,6 +242,24 @@ TEST(Model, RejectsBrokenDescriptors) {
        },
        "state tensor 1 'w.grad' (int64 [2,3]) cannot copy state tensor 0 "
        "(float32 [2,3])"},
+      {[](FakeModel &f) {
+         f.model.num_initial_runs = 1;
+         f.model.initial_runs = nullptr;
+       },
+       "table of 1 initial runs is missing"},
+      {[](FakeModel &f) {
+         static const traincc_initial_run outside[] = {{100, 40}};
+         f.model.num_initial_runs = 1;
+         f.model.initial_runs = outside;
+       },
+       "initial run 0 (40 bytes at 100) is not after the previous one inside "
+       "the 128-byte arena"},
+      {[](FakeModel &f) {
+         static const traincc_initial_run overlapping[] = {{0, 24}, {16, 8}};
+         f.model.num_initial_runs = 2;
+         f.model.initial_runs = overlapping;
+       },
+       "initial run 1 (8 bytes at 16) is not after the previous one"},
       {[](FakeModel &f) { f.model.precision = 3; }, "unknown precision 3"},
       {[](FakeModel &f) { f.model.found_inf_state = 0; },
        "found_inf_state is 0 without loss scaling"},
@@ -278,6 +296,28 @@ TEST(Model, AllocatesAlignedMemory) {
   EXPECT_EQ(memory->state.size(), 128u);
   EXPECT_EQ(std::memcmp(memory->state.data(), fake.initial, 128), 0);
   EXPECT_NE(memory->state.data(), fake.initial);
+}
+
+// Tests that with initial runs the blob holds only their bytes, back to
+// back, and the arena is zero outside them (what traincc emits: the
+// gradients and optimizer state stay out of the trainer).
+TEST(Model, CopiesInitialRunsIntoAZeroArena) {
+  FakeModel fake;
+  static const traincc_initial_run runs[] = {{8, 4}, {64, 3}};
+  const uint8_t blob[] = {1, 2, 3, 4, 5, 6, 7};
+  fake.model.initial_state = blob;
+  fake.model.num_initial_runs = 2;
+  fake.model.initial_runs = runs;
+  ASSERT_OK(inspectModel(&fake.model));
+  Expected<ModelMemory> memory = ModelMemory::create(fake.model);
+  ASSERT_OK(memory);
+  uint8_t expected[128] = {};
+  std::memcpy(expected + 8, blob, 4);
+  std::memcpy(expected + 64, blob + 4, 3);
+  EXPECT_EQ(std::memcmp(memory->state.data(), expected, 128), 0);
+  EXPECT_EQ(initialStateAt(fake.model, 65, 2), blob + 5);
+  EXPECT_EQ(initialStateAt(fake.model, 10, 4), nullptr); // crosses the end
+  EXPECT_EQ(initialStateAt(fake.model, 32, 4), nullptr); // starts at zero
 }
 
 //===----------------------------------------------------------------------===//

@@ -108,6 +108,11 @@ static cl::opt<bool> timing(
              "its end, then every pass's time under its stage (standard "
              "error)"),
     cl::cat(category));
+static cl::opt<std::string> printIRAfter(
+    "print-ir-after",
+    cl::desc("Print the IR after each run of the pass with this traincc-opt "
+             "name (standard error); for working on the compiler"),
+    cl::value_desc("pass"), cl::Hidden, cl::cat(category));
 static cl::opt<bool> printWeights(
     "print-weights",
     cl::desc("Print every initial value in emitted MLIR (default: elide "
@@ -206,6 +211,7 @@ static std::optional<traincc::CompileOptions> collectOptions() {
     options.batchSize = batchSize;
   options.report = report;
   options.timing = timing;
+  options.printIRAfter = printIRAfter;
   options.optLevel = optLevel;
   options.jobs = jobs;
   options.printWeights = printWeights;

@@ -73,6 +73,10 @@ struct CompileOptions {
   /// Print each stage's wall time and peak memory, and every pass's time
   /// (--timing), on standard error.
   bool timing = false;
+  /// Print the IR after each run of the pass with this argument
+  /// (`traincc-vectorize-contractions`) on standard error (hidden
+  /// --print-ir-after, for working on the compiler).
+  std::string printIRAfter;
   /// LLVM optimisation level of the CPU kernels, 0 to 3 (-O).
   unsigned optLevel = 3;
   /// Threads for LLVM's optimisation and code generation; 0: every core.

@@ -60,12 +60,19 @@ struct LinalgPipelineOptions
       llvm::cl::desc("Synchronized BatchNorm calls the trainer runtime "
                      "(false for the GPU steps: per-replica statistics)"),
       llvm::cl::init(true)};
+  Option<bool> cpuKernels{
+      *this, "cpu-kernels",
+      llvm::cl::desc("The steps become CPU loop nests: elementwise fusion "
+                     "uses the CPU cost model (traincc-fuse-elementwise)"),
+      llvm::cl::init(false)};
 
   LinalgPipelineOptions() = default;
   explicit LinalgPipelineOptions(bool fuseElementwise,
-                                 bool replicaCollectives = true) {
+                                 bool replicaCollectives = true,
+                                 bool forCPU = false) {
     fuse = fuseElementwise;
     collectives = replicaCollectives;
+    cpuKernels = forCPU;
   }
 };
 

@@ -38,6 +38,12 @@ int64_t scoreInnermost(linalg::GenericOp op, unsigned dim) {
     int64_t weight = op.isDpsInit(&operand) ? 2 : 1;
     switch (accessOf(op.getMatchingIndexingMap(&operand), dim)) {
     case Access::Invariant:
+      // An output that a reduction loop does not move is accumulated in a
+      // register, as good as a contiguous store (a per-channel sum reads
+      // its rows contiguously rather than the channels with a stride).
+      if (op.isDpsInit(&operand) &&
+          linalg::isReductionIterator(op.getIteratorTypesArray()[dim]))
+        score += weight;
       break;
     case Access::Contiguous:
       score += weight;

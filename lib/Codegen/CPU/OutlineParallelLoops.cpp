@@ -37,6 +37,7 @@ namespace traincc {
 using namespace mlir;
 using namespace traincc;
 using traincc::codegen::rootBuffer;
+using traincc::codegen::staticByteRange;
 
 namespace {
 
@@ -142,11 +143,22 @@ struct OutlineParallelLoopsPass
     body.setPrivate();
     body->setAttr(parallel ? kParallelBodyAttrName : kSerialBodyAttrName,
                   UnitAttr::get(ctx));
-    DenseMap<Value, int> rootUses;
-    for (Value value : captured)
-      ++rootUses[rootBuffer(value)];
+    // Views of one buffer at disjoint constant byte ranges (the planned
+    // workspace's temporaries) do not alias each other.
+    auto mayAlias = [](Value a, Value b) {
+      if (rootBuffer(a) != rootBuffer(b))
+        return false;
+      auto rangeA = staticByteRange(a), rangeB = staticByteRange(b);
+      return !rangeA || !rangeB || (rangeA->first < rangeB->second &&
+                                    rangeB->first < rangeA->second);
+    };
     for (auto [index, value] : llvm::enumerate(captured))
-      if (isa<MemRefType>(value.getType()) && rootUses[rootBuffer(value)] == 1)
+      if (isa<MemRefType>(value.getType()) &&
+          llvm::none_of(llvm::enumerate(captured), [&](auto other) {
+            return other.index() != index &&
+                   isa<MemRefType>(other.value().getType()) &&
+                   mayAlias(value, other.value());
+          }))
         body.setArgAttr(index, LLVM::LLVMDialect::getNoAliasAttrName(),
                         UnitAttr::get(ctx));
 

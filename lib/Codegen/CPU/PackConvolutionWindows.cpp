@@ -152,11 +152,35 @@ struct PackConvolutionWindowsPass
         loops.push_back(*window.kernel);
     for (const WindowIndex &window : windowed.windows)
       loops.push_back(window.spatial);
+    // Innermost go the loops along which the output is innermost, in its
+    // order: the output positions of a convolution or a data gradient (as
+    // above), but a filter gradient's input channels and kernel offsets.
+    // The filter gradient then keeps a vector of its outputs in registers
+    // (the windows' positions become a reduction outside it) instead of
+    // summing a vector's lanes for every output.
+    if (llvm::any_of(loops, [&](unsigned loop) {
+          return llvm::count(loops, loop) != 1;
+        }))
+      return;
+    AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    SmallVector<unsigned> trailing;
+    for (AffineExpr expr : llvm::reverse(outputMap.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim || !llvm::is_contained(loops, dim.getPosition()))
+        break;
+      trailing.insert(trailing.begin(), dim.getPosition());
+    }
+    if (!trailing.empty()) {
+      SmallVector<unsigned> reordered;
+      for (unsigned loop : loops)
+        if (!llvm::is_contained(trailing, loop))
+          reordered.push_back(loop);
+      llvm::append_range(reordered, trailing);
+      loops = reordered;
+    }
     SmallVector<int64_t> shape;
     int64_t elements = 1;
     for (unsigned loop : loops) {
-      if (llvm::count(loops, loop) != 1)
-        return;
       shape.push_back(ranges[loop]);
       elements *= ranges[loop];
     }

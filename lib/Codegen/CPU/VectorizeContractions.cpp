@@ -43,6 +43,7 @@
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/PatternMatch.h"
@@ -102,20 +103,34 @@ int64_t largestDivisor(int64_t size, int64_t limit) {
 /// in `maxAccumulators`, the one with the fewest loads per multiply-add.
 /// Without such a pair of loops, neighbours along the last outer parallel
 /// loop still accumulate side by side, so that one's adds do not wait for
-/// the previous one's.
+/// the previous one's. `innerVectors` (innermost loop parallel, else 0) is
+/// the innermost loop's length in vectors: neighbouring vectors along it
+/// are a side of the tile where no outer loop is (a filter gradient packed
+/// with its input channels innermost: output channels x vectors of them).
 SmallVector<Jam> chooseTile(linalg::GenericOp op, ArrayRef<unsigned> parallel,
-                            ArrayRef<int64_t> sizes, int64_t maxAccumulators) {
+                            ArrayRef<int64_t> loopSizes, int64_t innerVectors,
+                            int64_t maxAccumulators) {
   AffineMap in0 = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap in1 = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
   std::optional<unsigned> shares0, shares1;
   for (unsigned dim : parallel) {
-    if (sizes[dim] == 1)
+    if (loopSizes[dim] == 1)
       continue;
     bool reads0 = in0.isFunctionOfDim(dim), reads1 = in1.isFunctionOfDim(dim);
     if (!reads0 && reads1)
       shares0 = dim;
     if (reads0 && !reads1)
       shares1 = dim;
+  }
+  SmallVector<int64_t> sizes(loopSizes);
+  unsigned inner = op.getNumLoops() - 1;
+  if (innerVectors > 1) {
+    sizes[inner] = innerVectors;
+    bool reads0 = in0.isFunctionOfDim(inner), reads1 = in1.isFunctionOfDim(inner);
+    if (!shares0 && !reads0 && reads1)
+      shares0 = inner;
+    if (!shares1 && reads0 && !reads1)
+      shares1 = inner;
   }
   if (shares0 && shares1) {
     int64_t bestA = 1, bestB = 1;
@@ -142,7 +157,7 @@ SmallVector<Jam> chooseTile(linalg::GenericOp op, ArrayRef<unsigned> parallel,
       tile.push_back({*shares1, bestB, bestA});
     return tile;
   }
-  if (parallel.empty())
+  if (parallel.empty() && !shares0 && !shares1)
     return {};
   unsigned dim = shares1 ? *shares1 : shares0 ? *shares0 : parallel.back();
   int64_t factor = largestDivisor(sizes[dim], 8);
@@ -159,6 +174,7 @@ struct Vectorizer {
   Type inputType;    // f32, or bf16/f16 widened to f32
   unsigned numLoops;
   int64_t maxAccumulators;
+  int64_t cacheBytes; // inputs one reduction block may read
 
   /// Indices into `operand` at the loop indices `ivs`.
   SmallVector<Value> indices(OpBuilder &b, Location loc, OpOperand &operand,
@@ -223,14 +239,32 @@ struct Vectorizer {
       if (linalg::isParallelIterator(iterators[dim]))
         parallel.push_back(dim);
     SmallVector<int64_t> staticRanges = op.getStaticLoopRanges();
-    SmallVector<Jam> tile =
-        chooseTile(op, parallel, staticRanges, maxAccumulators);
+    int64_t innerVectors =
+        reduceInner || ShapedType::isDynamic(staticRanges[inner])
+            ? 0
+            : llvm::divideCeil(staticRanges[inner], width);
+    SmallVector<Jam> tile = chooseTile(op, parallel, staticRanges,
+                                       innerVectors, maxAccumulators);
     SmallVector<Range> ranges =
         cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc);
     SmallVector<Value> lower(numLoops), upper(numLoops);
     for (unsigned dim = 0; dim < numLoops; ++dim) {
       lower[dim] = arith::ConstantIndexOp::create(b, loc, 0);
       upper[dim] = getValueOrCreateConstantIndexOp(b, loc, ranges[dim].size);
+    }
+    // The outermost reduction loop in blocks whose inputs stay in the
+    // cache while every output tile walks them (see reductionBlock).
+    if (std::optional<std::pair<unsigned, int64_t>> blocking =
+            reductionBlock(staticRanges)) {
+      auto [dim, block] = *blocking;
+      Value blockSize = arith::ConstantIndexOp::create(b, loc, block);
+      auto blocks = scf::ForOp::create(b, loc, lower[dim], upper[dim],
+                                       blockSize);
+      b.setInsertionPointToStart(blocks.getBody());
+      Value start = blocks.getInductionVar();
+      upper[dim] = arith::MinSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, start, blockSize), upper[dim]);
+      lower[dim] = start;
     }
     // A tile along a loop of dynamic length (a thread's range) covers the
     // multiples of its factor; the rest runs without that side of the tile.
@@ -262,6 +296,87 @@ struct Vectorizer {
     rewriter.eraseOp(op);
   }
 
+  /// Elements of input `operand` that one block of `block` steps of loop
+  /// `dim` reads while the other loops run: its whole extent along indices
+  /// that do not move with `dim`, the block's share along those that do,
+  /// and one step of `outer` (the outermost parallel loop: what one of its
+  /// iterations reads is all that needs to stay cached for the next tile;
+  /// an input that does not move with it is reused by all of them). A
+  /// dimension of dynamic size other than `outer`'s counts as 16.
+  int64_t blockElements(OpOperand &operand, unsigned dim, int64_t block,
+                        int64_t range, std::optional<unsigned> outer) {
+    auto type = cast<MemRefType>(operand.get().getType());
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    int64_t elements = 1;
+    for (auto [size, expr] : llvm::zip(type.getShape(), map.getResults())) {
+      int64_t extent = ShapedType::isDynamic(size) ? 16 : size;
+      if (outer && expr.isFunctionOfDim(*outer))
+        extent = 1;
+      else if (expr.isFunctionOfDim(dim))
+        extent = std::max<int64_t>(1, extent * block / range);
+      elements *= extent;
+    }
+    return elements;
+  }
+
+  /// The outermost reduction loop and its block size, when the inputs that
+  /// all of its iterations read do not fit in `cacheBytes`. Without
+  /// blocking, each output tile streams every input through the cache
+  /// (ResNet filter gradients: the whole batch's activations once per four
+  /// output channels). With it, a block's inputs stay cached while the
+  /// tiles walk them; the outputs (or, innermost loop a reduction, their
+  /// lanes' sums) are added to memory once per block. Blocks follow each
+  /// other in the scalar order, so a vector of outputs rounds as before;
+  /// a partial sum per block changes where a reduction's lanes are summed.
+  std::optional<std::pair<unsigned, int64_t>>
+  reductionBlock(ArrayRef<int64_t> ranges) {
+    auto iterators = op.getIteratorTypesArray();
+    unsigned inner = numLoops - 1;
+    std::optional<unsigned> outermost;
+    int64_t innerSteps = 1; // vector steps of the other reduction loops
+    for (unsigned dim = 0; dim < numLoops; ++dim) {
+      if (!linalg::isReductionIterator(iterators[dim]))
+        continue;
+      if (ShapedType::isDynamic(ranges[dim]))
+        return std::nullopt;
+      if (!outermost && dim != inner) {
+        outermost = dim;
+        continue;
+      }
+      innerSteps *= dim == inner ? llvm::divideCeil(ranges[dim], width)
+                                 : ranges[dim];
+    }
+    if (!outermost)
+      return std::nullopt;
+    std::optional<unsigned> outerParallel;
+    for (unsigned dim = 0; dim < inner && !outerParallel; ++dim)
+      if (linalg::isParallelIterator(iterators[dim]) && ranges[dim] != 1)
+        outerParallel = dim;
+    int64_t range = ranges[*outermost];
+    int64_t elementBytes = inputType.getIntOrFloatBitWidth() / 8;
+    auto bytes = [&](int64_t block) {
+      int64_t total = 0;
+      for (OpOperand *input : op.getDpsInputOperands())
+        total += blockElements(*input, *outermost, block, range,
+                               outerParallel);
+      return total * elementBytes;
+    };
+    if (bytes(range) <= cacheBytes)
+      return std::nullopt;
+    int64_t block = 1;
+    while (block < range && bytes(block + 1) <= cacheBytes)
+      ++block;
+    // Summing a reduction's lanes costs about as much as a dozen steps:
+    // blocks of at least 32 vector steps.
+    if (reduceInner)
+      block = std::max<int64_t>(block, llvm::divideCeil(32, innerSteps));
+    if (block >= range)
+      return std::nullopt;
+    // Equal blocks where possible.
+    int64_t count = llvm::divideCeil(range, block);
+    return std::make_pair(*outermost, llvm::divideCeil(range, count));
+  }
+
   /// The vector loop nest over [lower, upper) of every loop, `tile`'s
   /// outputs together.
   void emitNest(OpBuilder &b, Location loc, ArrayRef<Jam> tile,
@@ -287,6 +402,13 @@ struct Vectorizer {
     auto accType = VectorType::get({width}, b.getF32Type());
     int64_t step = dotBF16 ? 2 * width : width;
     Value stepValue = arith::ConstantIndexOp::create(b, loc, step);
+    // Neighbouring vectors along the innermost loop in the tile: each
+    // unit's offset along it, in vectors.
+    const Jam *innerJam = jamOf(inner);
+    int64_t innerUnits = innerJam ? innerJam->factor : 1;
+    auto innerOffset = [&](int64_t u) {
+      return innerJam ? (u / innerJam->stride) % innerJam->factor : 0;
+    };
     Value innerSize = upper[inner];
     OpOperand &output = *op.getDpsInitOperand(0);
     Value outBuffer = output.get();
@@ -305,11 +427,12 @@ struct Vectorizer {
       // The chunks of the innermost (parallel) loop, outside the reductions.
       outerLbs.push_back(zeroIndex);
       outerUbs.push_back(innerSize);
-      outerSteps.push_back(stepValue);
+      outerSteps.push_back(
+          arith::ConstantIndexOp::create(b, loc, step * innerUnits));
     }
     SmallVector<Value> redLbs, redUbs, redSteps;
     for (unsigned dim : reduction) {
-      redLbs.push_back(zeroIndex);
+      redLbs.push_back(lower[dim]);
       redUbs.push_back(upper[dim]);
       redSteps.push_back(oneIndex);
     }
@@ -324,6 +447,8 @@ struct Vectorizer {
         [&](OpBuilder &b, Location loc, ValueRange outerIvs) {
           for (auto [dim, iv] : llvm::zip(parallel, outerIvs))
             ivs[dim] = iv;
+          if (!reduceInner)
+            ivs[inner] = outerIvs.back();
           SmallVector<Value> tileBase;
           for (const Jam &jam : tile)
             tileBase.push_back(ivs[jam.dim]);
@@ -331,6 +456,8 @@ struct Vectorizer {
           auto select = [&](OpBuilder &b, Location loc, int64_t u) {
             for (auto [jam, base] : llvm::zip(tile, tileBase)) {
               int64_t offset = (u / jam.stride) % jam.factor;
+              if (jam.dim == inner)
+                offset *= step;
               ivs[jam.dim] =
                   offset == 0
                       ? base
@@ -350,23 +477,31 @@ struct Vectorizer {
                 key += ((u / jam.stride) % jam.factor) * jam.stride;
             return key;
           };
-          Value chunkSize;
-          auto chunkOf = [&](OpBuilder &b, Location loc, Value start) {
+          auto chunkOf = [&](OpBuilder &b, Location loc,
+                             Value start) -> Value {
             return arith::MinSIOp::create(
                 b, loc, stepValue,
                 arith::SubIOp::create(b, loc, innerSize, start));
           };
           SmallVector<Value> inits;
           SmallVector<SmallVector<Value>> outAt;
-          Value outMask;
+          // Innermost loop parallel: the mask of each vector along it (a
+          // vector past the row's end masks every lane off).
+          SmallVector<Value> outMasks;
           Value zero = arith::ConstantOp::create(
               b, loc, accType,
               DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0)));
           if (!reduceInner) {
-            ivs[inner] = outerIvs.back();
-            chunkSize = chunkOf(b, loc, ivs[inner]);
-            outMask = vector::CreateMaskOp::create(
-                b, loc, VectorType::get({width}, b.getI1Type()), chunkSize);
+            for (int64_t unit = 0; unit < innerUnits; ++unit) {
+              Value start = ivs[inner];
+              if (unit)
+                start = arith::AddIOp::create(
+                    b, loc, start,
+                    arith::ConstantIndexOp::create(b, loc, unit * step));
+              outMasks.push_back(vector::CreateMaskOp::create(
+                  b, loc, VectorType::get({width}, b.getI1Type()),
+                  chunkOf(b, loc, start)));
+            }
           }
           for (int64_t u = 0; u < numAccs; ++u) {
             if (reduceInner) {
@@ -376,7 +511,8 @@ struct Vectorizer {
             select(b, loc, u);
             outAt.push_back(indices(b, loc, output, ivs));
             inits.push_back(vector::MaskedLoadOp::create(
-                b, loc, accType, outBuffer, outAt.back(), outMask, zero));
+                b, loc, accType, outBuffer, outAt.back(),
+                outMasks[innerOffset(u)], zero));
           }
           scf::LoopNest nest = scf::buildLoopNest(
               b, loc, redLbs, redUbs, redSteps, inits,
@@ -384,21 +520,24 @@ struct Vectorizer {
                   ValueRange args) -> scf::ValueVector {
                 for (auto [dim, iv] : llvm::zip(reduction, redIvs))
                   ivs[dim] = iv;
-                Value chunk = chunkSize;
+                int64_t lanes = dotBF16 ? 2 * width : width;
+                Value innerMask;
                 if (reduceInner) {
                   ivs[inner] = redIvs.back();
-                  chunk = chunkOf(b, loc, ivs[inner]);
+                  innerMask = vector::CreateMaskOp::create(
+                      b, loc, VectorType::get({lanes}, b.getI1Type()),
+                      chunkOf(b, loc, ivs[inner]));
                 }
-                int64_t lanes = dotBF16 ? 2 * width : width;
-                Value mask = vector::CreateMaskOp::create(
-                    b, loc, VectorType::get({lanes}, b.getI1Type()), chunk);
+                auto maskOf = [&](int64_t u) {
+                  return reduceInner ? innerMask : outMasks[innerOffset(u)];
+                };
                 DenseMap<std::pair<unsigned, int64_t>, Value> loaded;
                 auto input = [&](unsigned i, int64_t u) {
                   OpOperand &operand = *op.getDpsInputOperand(i);
                   Value &value = loaded[{i, loadKey(operand, u)}];
                   if (!value) {
                     select(b, loc, u);
-                    value = readInput(b, loc, operand, ivs, mask, lanes);
+                    value = readInput(b, loc, operand, ivs, maskOf(u), lanes);
                     // vdpbf16ps takes bf16; the multiply-adds widened f32.
                     if (!dotBF16)
                       value = widen(b, loc, value);
@@ -417,7 +556,7 @@ struct Vectorizer {
             Value acc = nest.results[u];
             if (!reduceInner) {
               vector::MaskedStoreOp::create(b, loc, outBuffer, outAt[u],
-                                            outMask, acc);
+                                            outMasks[innerOffset(u)], acc);
               continue;
             }
             // One sum of the lanes, added to the output's initial value
@@ -433,6 +572,19 @@ struct Vectorizer {
             Value old = memref::LoadOp::create(b, loc, outBuffer, at);
             Value updated = arith::AddFOp::create(b, loc, old, sum);
             memref::StoreOp::create(b, loc, updated, outBuffer, at);
+          }
+          // The innermost reduction loops when they are short (a 3x3
+          // kernel, a 32-wide row's two vectors) unrolled, at most 16 steps
+          // together: their loop control would cost as many instructions
+          // as their loads.
+          uint64_t unrolled = 1;
+          for (scf::ForOp loop : llvm::reverse(nest.loops)) {
+            std::optional<APInt> trips = loop.getStaticTripCount();
+            if (!trips || trips->getZExtValue() > 4 ||
+                unrolled * trips->getZExtValue() > 16 ||
+                failed(loopUnrollFull(loop)))
+              break;
+            unrolled *= trips->getZExtValue();
           }
         });
   }
@@ -488,7 +640,8 @@ struct VectorizeContractionsPass
                             reduceInner,
                             inputType,
                             numLoops,
-                            maxAccumulators};
+                            maxAccumulators,
+                            cacheBytes};
       vectorizer.rewrite(rewriter);
     }
   }

@@ -5,7 +5,9 @@
 // applies the patterns to a fixed point, so a chain fuses step by step into
 // its last consumer. A consumer that reads its producer through a
 // collapse_shape is expanded to the producer's loops first
-// (mayExpandConsumer), so that the two fuse.
+// (mayExpandConsumer), so that the two fuse. For CPU loop nests, sibling
+// reductions that read one tensor then merge (mergeSiblingReductions):
+// upstream has no such pattern, and on the GPU they stay apart.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace traincc {
@@ -41,19 +45,35 @@ bool isCheapToRepeat(linalg::GenericOp producer) {
                       });
 }
 
+/// Whether `producer`'s body computes nothing: it copies, broadcasts or
+/// converts its inputs.
+bool computesNothing(linalg::GenericOp producer) {
+  return llvm::all_of(producer.getBody()->without_terminator(),
+                      [](Operation &op) {
+                        return isa<arith::ExtFOp, arith::TruncFOp>(op);
+                      });
+}
+
 /// Whether the producer of `operand` may be inlined into its consumer: the
 /// consumer is the producer's only user, so nothing is materialised for
 /// someone else, and each producer element is computed once (the consumer
 /// reads it through a permutation) or is cheap to compute again at every
 /// point that reads it (a broadcast of a per-channel scale: repeating a
 /// square root per element would cost more than the small tensor saves).
-bool mayFuse(OpOperand *operand) {
+/// For CPU loop nests only a producer that computes nothing is repeated,
+/// and a reduction takes in no arithmetic: LLVM splits a vectorized sum
+/// across lanes as the loop body suggests, so a sum whose body depended on
+/// what fused would round differently with --recompute than without.
+bool mayFuse(OpOperand *operand, bool cpuKernels) {
   auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
   if (!producer || !producer->hasOneUse())
     return false;
   auto consumer = cast<linalg::LinalgOp>(operand->getOwner());
-  return consumer.getMatchingIndexingMap(operand).isPermutation() ||
-         isCheapToRepeat(producer);
+  if (cpuKernels && consumer.getNumReductionLoops() != 0)
+    return computesNothing(producer);
+  if (consumer.getMatchingIndexingMap(operand).isPermutation())
+    return true;
+  return cpuKernels ? computesNothing(producer) : isCheapToRepeat(producer);
 }
 
 /// Whether an elementwise consumer of `operand`, a collapse_shape of what a
@@ -62,15 +82,151 @@ bool mayFuse(OpOperand *operand) {
 /// (computed per 2x2 window position) and ReLU's mask (per pixel) become
 /// one pass. Reductions keep their shape: the GPU mapping picks their
 /// kernels by the loops they have.
-bool mayExpandConsumer(OpOperand *operand) {
+/// For CPU loop nests the expanded innermost loop must stay long enough to
+/// vectorize: 2x2 pooling windows would leave it 2 iterations long, and the
+/// separate pass over the contiguous pixels costs less than that.
+bool mayExpandConsumer(OpOperand *operand, bool cpuKernels) {
+  constexpr int64_t kMinVectorTrip = 8;
   auto collapse = operand->get().getDefiningOp<tensor::CollapseShapeOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
   if (!collapse || !consumer || !collapse->hasOneUse() ||
       consumer.getNumReductionLoops() != 0)
     return false;
+  if (cpuKernels && collapse.getSrcType().getShape().back() < kMinVectorTrip)
+    return false;
   auto producer = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
   return producer && producer->hasOneUse() &&
          producer.getNumReductionLoops() == 0;
+}
+
+/// Whether `a` and `b` run the same loops and read some tensor (not a
+/// scalar) through the same map, so that one pass over it can serve both.
+bool areSiblings(linalg::GenericOp a, linalg::GenericOp b) {
+  if (a == b || a->getBlock() != b->getBlock() ||
+      a.getIteratorTypesArray() != b.getIteratorTypesArray() ||
+      a.getStaticLoopRanges() != b.getStaticLoopRanges() ||
+      (a.getNumReductionLoops() == 0 && b.getNumReductionLoops() == 0))
+    return false;
+  // One writing in place what the other reads would need a copy.
+  for (auto [x, y] : {std::make_pair(a, b), std::make_pair(b, a)})
+    for (Value init : x.getDpsInits())
+      if (llvm::is_contained(y.getDpsInputs(), init))
+        return false;
+  for (OpOperand *inA : a.getDpsInputOperands())
+    for (OpOperand *inB : b.getDpsInputOperands())
+      if (inA->get() == inB->get() &&
+          isa<RankedTensorType>(inA->get().getType()) &&
+          a.getMatchingIndexingMap(inA) == b.getMatchingIndexingMap(inB))
+        return true;
+  return false;
+}
+
+/// Whether every operand of `op` is available at `point`.
+bool operandsDefinedBefore(Operation *op, Operation *point,
+                           DominanceInfo &dominance) {
+  return llvm::all_of(op->getOperands(), [&](Value value) {
+    return dominance.properlyDominates(value, point);
+  });
+}
+
+/// Whether no user of `op`'s results comes before `point` in its block.
+bool resultsUnusedBefore(Operation *op, Operation *point) {
+  for (Operation *user : op->getUsers()) {
+    Operation *ancestor = point->getBlock()->findAncestorOpInBlock(*user);
+    if (!ancestor || !point->isBeforeInBlock(ancestor))
+      return false;
+  }
+  return true;
+}
+
+/// One generic computing `first` and then `second` at every point, their
+/// inputs and outputs concatenated, created before `point`; replaces both.
+void mergeSiblings(RewriterBase &rewriter, linalg::GenericOp first,
+                   linalg::GenericOp second, Operation *point) {
+  SmallVector<Value> inputs(first.getDpsInputs());
+  llvm::append_range(inputs, second.getDpsInputs());
+  SmallVector<Value> inits(first.getDpsInits());
+  llvm::append_range(inits, second.getDpsInits());
+  SmallVector<AffineMap> maps;
+  for (linalg::GenericOp op : {first, second})
+    for (OpOperand *input : op.getDpsInputOperands())
+      maps.push_back(op.getMatchingIndexingMap(input));
+  for (linalg::GenericOp op : {first, second})
+    for (OpOperand &init : op.getDpsInitsMutable())
+      maps.push_back(op.getMatchingIndexingMap(&init));
+  SmallVector<Type> resultTypes(first->getResultTypes());
+  llvm::append_range(resultTypes, second->getResultTypes());
+
+  rewriter.setInsertionPoint(point);
+  auto merged = linalg::GenericOp::create(
+      rewriter, first.getLoc(), resultTypes, inputs, inits, maps,
+      first.getIteratorTypesArray());
+  // Block arguments in operand order: the inputs of both, then the outputs
+  // of both.
+  SmallVector<Type> argTypes;
+  SmallVector<Location> argLocs;
+  for (Value value : llvm::concat<Value>(inputs, inits)) {
+    argTypes.push_back(getElementTypeOrSelf(value.getType()));
+    argLocs.push_back(value.getLoc());
+  }
+  Block *body = rewriter.createBlock(&merged.getRegion(), {}, argTypes,
+                                     argLocs);
+  unsigned numInputs = inputs.size();
+  unsigned inputOffset = 0, initOffset = numInputs;
+  SmallVector<Value> yields;
+  for (linalg::GenericOp op : {first, second}) {
+    IRMapping mapping;
+    Block *old = op.getBody();
+    unsigned opInputs = op.getNumDpsInputs();
+    for (auto [i, arg] : llvm::enumerate(old->getArguments()))
+      mapping.map(arg, body->getArgument(i < opInputs
+                                             ? inputOffset + i
+                                             : initOffset + i - opInputs));
+    for (Operation &nested : old->without_terminator())
+      rewriter.clone(nested, mapping);
+    for (Value value : old->getTerminator()->getOperands())
+      yields.push_back(mapping.lookupOrDefault(value));
+    inputOffset += opInputs;
+    initOffset += op.getNumDpsInits();
+  }
+  linalg::YieldOp::create(rewriter, first.getLoc(), yields);
+  unsigned numFirst = first->getNumResults();
+  rewriter.replaceOp(first, merged->getResults().take_front(numFirst));
+  rewriter.replaceOp(second, merged->getResults().drop_front(numFirst));
+}
+
+/// Merges sibling generics (areSiblings) of `func` pairwise until none is
+/// left: at the earlier one's place when the later one's operands are all
+/// defined by then, else at the later one's when nothing uses the earlier
+/// one's results before it.
+void mergeSiblingReductions(func::FuncOp func) {
+  IRRewriter rewriter(func.getContext());
+  DominanceInfo dominance(func);
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    SmallVector<linalg::GenericOp> generics;
+    func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (auto [i, first] : llvm::enumerate(generics)) {
+      for (linalg::GenericOp second : llvm::drop_begin(generics, i + 1)) {
+        if (!areSiblings(first, second) ||
+            !first->isBeforeInBlock(second))
+          continue;
+        Operation *point = nullptr;
+        if (operandsDefinedBefore(second, first, dominance))
+          point = first;
+        else if (resultsUnusedBefore(first, second))
+          point = second;
+        if (!point)
+          continue;
+        mergeSiblings(rewriter, first, second, point);
+        changed = true;
+        break;
+      }
+      if (changed)
+        break;
+    }
+  }
 }
 
 /// Gives each state result of `func` that a generic computes into a
@@ -104,15 +260,26 @@ void restoreStateDestinations(func::FuncOp func) {
 
 struct FuseElementwisePass
     : public traincc::impl::FuseElementwisePassBase<FuseElementwisePass> {
+  using FuseElementwisePassBase::FuseElementwisePassBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, mayFuse);
-    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns,
-                                                      mayExpandConsumer);
+    bool cpu = cpuKernels;
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [cpu](OpOperand *operand) { return mayFuse(operand, cpu); });
+    linalg::populateFoldReshapeOpsByExpansionPatterns(
+        patterns, [cpu](OpOperand *operand) {
+          return mayExpandConsumer(operand, cpu);
+        });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
-    for (auto func : getOperation().getOps<func::FuncOp>())
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      // After producer-consumer fusion, which needs the single users that
+      // a merge would share.
+      if (cpuKernels)
+        mergeSiblingReductions(func);
       restoreStateDestinations(func);
+    }
   }
 };
 

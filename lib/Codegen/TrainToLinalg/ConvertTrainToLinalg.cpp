@@ -54,7 +54,7 @@ struct ConvertTrainToLinalgPass
                         LogSoftmaxOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp,
                         ReduceMaxOp, ReshapeOp, FlattenOp, TransposeOp,
                         ConcatOp, SliceOp, GatherOp, IdentityOp, ConstantOp,
-                        CastOp, ScaleLossOp>();
+                        CastOp, ScaleLossOp, CompareOp, SelectOp>();
     // Losses, gradients and the explicit training-mode ops; the ops that
     // touch persistent state (accumulate, optimizer updates, running
     // statistics) are left to state lowering.

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -134,6 +135,89 @@ struct CastLowering : ElementwiseLowering<CastLowering, train::CastOp> {
                      ValueRange args) {
     return convertFloat(b, loc, args[0],
                         cast<RankedTensorType>(op.getType()).getElementType());
+  }
+};
+
+/// arith.cmpf's ordered predicate (false on NaN) for `predicate`.
+arith::CmpFPredicate cmpfPredicate(train::ComparePredicate predicate) {
+  switch (predicate) {
+  case train::ComparePredicate::Eq:
+    return arith::CmpFPredicate::OEQ;
+  case train::ComparePredicate::Lt:
+    return arith::CmpFPredicate::OLT;
+  case train::ComparePredicate::Le:
+    return arith::CmpFPredicate::OLE;
+  case train::ComparePredicate::Gt:
+    return arith::CmpFPredicate::OGT;
+  case train::ComparePredicate::Ge:
+    return arith::CmpFPredicate::OGE;
+  }
+  llvm_unreachable("unknown comparison");
+}
+
+struct CompareLowering
+    : ElementwiseLowering<CompareLowering, train::CompareOp> {
+  using ElementwiseLowering::ElementwiseLowering;
+  static Value build(OpBuilder &b, Location loc, train::CompareOp op,
+                     ValueRange args) {
+    return arith::CmpFOp::create(b, loc, cmpfPredicate(op.getPredicate()),
+                                 args[0], args[1]);
+  }
+};
+
+/// One linalg.generic that picks per element. A condition computed by
+/// train.compare is computed again inline from the comparison's operands
+/// (numpy broadcasting composes, so they broadcast straight to the result),
+/// so that a bool mask is not stored between the forward pass and the
+/// backward pass's selects; the comparison's own lowering is then dead
+/// and the canonicalizer drops it. A constant condition is read as i8:
+/// one byte per element whatever a vectorizer makes of i1 vectors.
+struct SelectLowering : OpConversionPattern<train::SelectOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(train::SelectOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    SmallVector<Value> inputs = {adaptor.getTrueValue(),
+                                 adaptor.getFalseValue()};
+    std::function<Value(OpBuilder &, Location, ValueRange)> condition;
+    Value cond = op.getCondition();
+    DenseElementsAttr constantCond;
+    if (auto compare = cond.getDefiningOp<train::CompareOp>()) {
+      inputs.push_back(rewriter.getRemappedValue(compare.getLhs()));
+      inputs.push_back(rewriter.getRemappedValue(compare.getRhs()));
+      arith::CmpFPredicate predicate = cmpfPredicate(compare.getPredicate());
+      condition = [predicate](OpBuilder &b, Location nloc, ValueRange args) {
+        return arith::CmpFOp::create(b, nloc, predicate, args[2], args[3])
+            .getResult();
+      };
+    } else if (matchPattern(cond, m_Constant(&constantCond))) {
+      Type i8 = rewriter.getI8Type();
+      auto bytes = constantCond.mapValues(
+          i8, [](const APInt &bit) { return bit.zext(8); });
+      inputs.push_back(arith::ConstantOp::create(rewriter, loc, bytes));
+      condition = [i8](OpBuilder &b, Location nloc, ValueRange args) {
+        Value zero = arith::ConstantOp::create(b, nloc, b.getIntegerAttr(i8, 0));
+        return arith::CmpIOp::create(b, nloc, arith::CmpIPredicate::ne,
+                                     args[2], zero)
+            .getResult();
+      };
+    } else {
+      inputs.push_back(adaptor.getCondition());
+      condition = [](OpBuilder &, Location, ValueRange args) {
+        return args[2];
+      };
+    }
+    rewriter.replaceOp(
+        op, buildElementwise(
+                rewriter, loc, inputs, type.getShape(), type.getElementType(),
+                [&](OpBuilder &b, Location nloc, ValueRange args) -> Value {
+                  return arith::SelectOp::create(
+                      b, nloc, condition(b, nloc, args), args[0], args[1]);
+                }));
+    return success();
   }
 };
 
@@ -291,7 +375,7 @@ void traincc::codegen::populateElementwisePatterns(
                UnaryMathLowering<train::ErfOp, math::ErfOp>,
                UnaryMathLowering<train::ExpOp, math::ExpOp>,
                UnaryMathLowering<train::LogOp, math::LogOp>,
-               CastLowering,
+               CastLowering, CompareLowering, SelectLowering,
                ForwardOperandLowering<train::IdentityOp>,
                ForwardOperandLowering<train::DropoutOp>, ConstantLowering,
                SoftmaxLowering<train::SoftmaxOp, /*isLog=*/false>,

@@ -11,7 +11,10 @@
 // affine, so tiling and vectorisation treat these like forward convolutions.
 //
 // conv_backward_data is that gather against the weight with the channel
-// axes swapped; conv_backward_filter is a plain correlation of the padded
+// axes swapped; strided (dilation 1), it is instead one gather per residue
+// class of the input positions, each with only the kernel offsets that
+// reach it (the spread form would multiply zeros in all but 1/stride^2 of
+// its products). conv_backward_filter is a plain correlation of the padded
 // input with the output gradient. max_pool_backward first finds each
 // window's winner (the first maximum in row-major window order, never a
 // padded position: PyTorch's rule), routes the gradient to it per kernel
@@ -121,6 +124,133 @@ Value buildConvGradient(OpBuilder &b, Location loc, RankedTensorType resultType,
   return convertElementType(b, loc, result, element);
 }
 
+/// One residue class of a strided data gradient along one axis: the input
+/// positions x = stride * a + residue (a < count) receive products only
+/// from the kernel offsets k = stride * j + first (j < taps), each from
+/// output position a + shift - j.
+struct StridePhase {
+  int64_t first, taps, shift, count;
+};
+
+/// The phases of axis `i` (stride > 1, dilation 1): for x + pad - k to be
+/// a multiple of the stride, k must be congruent to x + pad.
+SmallVector<StridePhase> stridePhases(const WindowGeometry &g, int64_t i) {
+  int64_t stride = g.strides[i], pad = g.padBegin[i];
+  SmallVector<StridePhase> phases;
+  for (int64_t residue = 0; residue < stride; ++residue) {
+    int64_t first = (residue + pad) % stride;
+    int64_t taps = first < g.kernel[i]
+                       ? llvm::divideCeil(g.kernel[i] - first, stride)
+                       : 0;
+    int64_t count = residue < g.input[i]
+                        ? llvm::divideCeil(g.input[i] - residue, stride)
+                        : 0;
+    phases.push_back({first, taps, (residue + pad - first) / stride, count});
+  }
+  return phases;
+}
+
+/// dx of a strided convolution (dilation 1), one stride-1 contraction per
+/// residue class of the input positions (stride^2 of them in 2-D), each
+/// with only the kernel offsets that reach it, written into its strided
+/// slice of dx: the spread form multiplies zeros in all but 1/stride^2 of
+/// its products. dx[n, g, c, s * a + r] = sum over m, j of
+///   pad(dy)[n, g, m, a + shift - j + low] * w[g, m, c, s * j + first].
+Value convBackwardDataByPhases(OpBuilder &b, Location loc,
+                               RankedTensorType resultType, Value grad,
+                               Value weight, int64_t groups,
+                               const WindowGeometry &g) {
+  MLIRContext *context = b.getContext();
+  int64_t spatial = g.spatial(), rank = resultType.getRank();
+  SmallVector<SmallVector<StridePhase>> phases;
+  // dy padded so that every phase's reads stay in bounds (zeros outside).
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (int64_t i = 0; i < spatial; ++i) {
+    phases.push_back(stridePhases(g, i));
+    for (const StridePhase &phase : phases.back()) {
+      if (phase.taps == 0 || phase.count == 0)
+        continue;
+      low[2 + i] = std::max(low[2 + i], phase.taps - 1 - phase.shift);
+      high[2 + i] = std::max(high[2 + i], phase.count - 1 + phase.shift -
+                                              (g.output[i] - 1));
+    }
+  }
+  Type element = resultType.getElementType();
+  Value padded = padTensor(b, loc, grad, low, high,
+                           b.getFloatAttr(tensorType(grad).getElementType(),
+                                          0.0));
+  Value gradG = tensor::ExpandShapeOp::create(
+      b, loc, splitGroups(tensorType(padded), 1, groups), padded,
+      splitAxis(rank, 1));
+  RankedTensorType weightType = tensorType(weight);
+  Value result = zeroTensor(b, loc, resultType.getShape(), element);
+  auto dim = [&](int64_t i) { return getAffineDimExpr(i, context); };
+  // Every combination of one phase per axis.
+  SmallVector<int64_t> residues(spatial, 0);
+  while (true) {
+    bool empty = false;
+    SmallVector<int64_t> phaseShape(resultType.getShape().take_front(2));
+    SmallVector<int64_t> weightOffsets(2, 0), weightSizes(
+                                                  weightType.getShape().take_front(2)),
+        weightStrides(rank, 1), outOffsets(2, 0), outStrides(2, 1);
+    for (int64_t i = 0; i < spatial; ++i) {
+      const StridePhase &phase = phases[i][residues[i]];
+      empty |= phase.taps == 0 || phase.count == 0;
+      phaseShape.push_back(phase.count);
+      weightOffsets.push_back(phase.first);
+      weightSizes.push_back(phase.taps);
+      weightStrides[2 + i] = g.strides[i];
+      outOffsets.push_back(residues[i]);
+      outStrides.push_back(g.strides[i]);
+    }
+    if (!empty) {
+      // Copied out of the strided slice (a few kernel taps of the weight):
+      // the contraction's kernels want operands contiguous along a row.
+      Value slice = tensor::ExtractSliceOp::create(
+          b, loc, weight, getAsIndexOpFoldResult(context, weightOffsets),
+          getAsIndexOpFoldResult(context, weightSizes),
+          getAsIndexOpFoldResult(context, weightStrides));
+      Value taps =
+          linalg::CopyOp::create(
+              b, loc, slice,
+              tensor::EmptyOp::create(b, loc, weightSizes,
+                                      weightType.getElementType())
+                  .getResult())
+              .getResult(0);
+      Value tapsG = tensor::ExpandShapeOp::create(
+          b, loc, splitGroups(tensorType(taps), 0, groups), taps,
+          splitAxis(rank, 0));
+      // Loops: n, g, c, a... (parallel), m, j... (reduction).
+      AffineExpr n = dim(0), gr = dim(1), c = dim(2), m = dim(3 + spatial);
+      SmallVector<AffineExpr> gradExprs = {n, gr, m}, weightExprs = {gr, m, c},
+                              outExprs = {n, gr, c};
+      for (int64_t i = 0; i < spatial; ++i) {
+        const StridePhase &phase = phases[i][residues[i]];
+        AffineExpr a = dim(3 + i), j = dim(4 + spatial + i);
+        gradExprs.push_back(a - j + (phase.shift + low[2 + i]));
+        weightExprs.push_back(j);
+        outExprs.push_back(a);
+      }
+      auto phaseType = RankedTensorType::get(phaseShape, element);
+      Value phaseGrad = buildConvGradient(b, loc, phaseType, /*groupAxis=*/1,
+                                          groups, gradG, tapsG, gradExprs,
+                                          weightExprs, outExprs);
+      result = tensor::InsertSliceOp::create(
+          b, loc, phaseGrad, result,
+          getAsIndexOpFoldResult(context, outOffsets),
+          getAsIndexOpFoldResult(context, phaseShape),
+          getAsIndexOpFoldResult(context, outStrides));
+    }
+    // The next combination, the last axis fastest.
+    int64_t i = spatial - 1;
+    while (i >= 0 && ++residues[i] == g.strides[i])
+      residues[i--] = 0;
+    if (i < 0)
+      break;
+  }
+  return result;
+}
+
 /// dx[n, g, c, i] = sum over m, k of
 ///   spread(dy)[n, g, m, i + (K - 1 - k) * d] * w[g, m, c, k].
 struct ConvBackwardDataLowering
@@ -141,6 +271,13 @@ struct ConvBackwardDataLowering
                      tensorType(adaptor.getGrad()).getShape(), kernel,
                      op.getStrides(), op.getDilations(), op.getPads());
     int64_t spatial = g.spatial();
+    if (llvm::any_of(g.strides, [](int64_t s) { return s > 1; }) &&
+        llvm::all_of(g.dilations, [](int64_t d) { return d == 1; })) {
+      rewriter.replaceOp(op, convBackwardDataByPhases(
+                                 rewriter, loc, resultType, adaptor.getGrad(),
+                                 adaptor.getWeight(), groups, g));
+      return success();
+    }
 
     Value spreadGrad = spread(rewriter, loc, adaptor.getGrad(), g);
     Value gradG = tensor::ExpandShapeOp::create(

@@ -1,9 +1,10 @@
 //===- LegalizeConstants.cpp - ONNX constant-producing handlers -----------===//
 //
-// Constant, ConstantOfShape, Range, Cast, Equal, Where and Expand: the ops
-// that make or transform the small integer tensors of shape sub-graphs.
-// Except for Constant and a same-type Cast they only fold; on non-constant
-// data they are reported as unsupported uses.
+// Constant, ConstantOfShape, Range, Cast, Expand and Tile: the ops that make
+// or transform the small integer tensors of shape sub-graphs. Except for
+// Constant, a float Cast, Expand and Tile they only fold; on non-constant
+// data they are reported as unsupported uses. (Equal and Where, which also
+// work on computed data, are in LegalizeConditionals.cpp.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -241,56 +242,6 @@ LogicalResult legalizeCastLike(const ONNXNode &node, RewriterBase &rewriter) {
 }
 
 
-LogicalResult legalizeEqual(const ONNXNode &node, RewriterBase &rewriter) {
-  FailureOr<SmallVector<DenseElementsAttr>> inputs =
-      requireConstantInputs(node, 2);
-  if (failed(inputs))
-    return failure();
-  FailureOr<DenseElementsAttr> folded =
-      foldBinary(node, "Equal", (*inputs)[0], (*inputs)[1]);
-  return failed(folded) ? failure()
-                        : finishWithConstant(node, rewriter, *folded);
-}
-
-LogicalResult legalizeWhere(const ONNXNode &node, RewriterBase &rewriter) {
-  FailureOr<SmallVector<DenseElementsAttr>> inputs =
-      requireConstantInputs(node, 3);
-  if (failed(inputs))
-    return failure();
-  DenseElementsAttr cond = (*inputs)[0], x = (*inputs)[1], y = (*inputs)[2];
-  if (!cond.getElementType().isSignlessInteger(1) ||
-      x.getElementType() != y.getElementType()) {
-    node.emitError() << "expects a bool condition and two values of one type";
-    return failure();
-  }
-  FailureOr<SmallVector<int64_t>> shape =
-      train::broadcastShapes(cond.getType().getShape(), x.getType().getShape());
-  if (succeeded(shape))
-    shape = train::broadcastShapes(*shape, y.getType().getShape());
-  if (failed(shape)) {
-    node.emitError() << "input shapes do not broadcast";
-    return failure();
-  }
-  if (failed(checkFoldSize(node, *shape)))
-    return failure();
-  auto type = RankedTensorType::get(*shape, x.getElementType());
-  SmallVector<int64_t> condIndices =
-      broadcastIndices(cond.getType().getShape(), *shape);
-  auto conds = llvm::to_vector(cond.getValues<bool>());
-  // Pick from each side as if broadcast, then choose per element.
-  auto xs = llvm::to_vector(
-      pickElements(x, type, broadcastIndices(x.getType().getShape(), *shape))
-          .getValues<Attribute>());
-  auto ys = llvm::to_vector(
-      pickElements(y, type, broadcastIndices(y.getType().getShape(), *shape))
-          .getValues<Attribute>());
-  SmallVector<Attribute> values;
-  for (auto [i, condIndex] : llvm::enumerate(condIndices))
-    values.push_back(conds[condIndex] ? xs[i] : ys[i]);
-  return finishWithConstant(node, rewriter,
-                            DenseElementsAttr::get(type, values));
-}
-
 /// Expand broadcasts both ways: the result shape is the broadcast of the
 /// input's and the requested one. Folded on constants; computed float data
 /// (a ViT's class token expanded over the batch) becomes a
@@ -344,6 +295,83 @@ LogicalResult legalizeExpand(const ONNXNode &node, RewriterBase &rewriter) {
                    broadcastIndices(input.getType().getShape(), *shape)));
 }
 
+/// Tile repeats the input repeats[i] times along each axis i (output index
+/// o reads input index o mod size). On computed float data (Keras 3 writes
+/// UpSampling2D's nearest repeat so) it is a reshape that opens a size-1
+/// axis before every axis, a broadcast of those to the repeats and a
+/// reshape that merges each pair: the broadcast's gradient sums the copies.
+/// Folded on constants.
+LogicalResult legalizeTile(const ONNXNode &node, RewriterBase &rewriter) {
+  std::optional<SmallVector<int64_t>> repeats = node.getConstantInts(1);
+  if (!repeats) {
+    node.emitError() << "input 1 (repeats) is not a constant";
+    return failure();
+  }
+  DenseElementsAttr input = node.getConstantInput(0);
+  RankedTensorType type =
+      input ? cast<RankedTensorType>(input.getType()) : node.getInputType(0);
+  if (!type || !type.hasStaticShape()) {
+    node.emitError() << "input 0 (input) must have a static shape";
+    return failure();
+  }
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(repeats->size()) != rank) {
+    node.emitError() << "expected " << rank << " repeats (one per axis), got "
+                     << repeats->size();
+    return failure();
+  }
+  SmallVector<int64_t> shape, opened, broadcast;
+  for (auto [size, repeat] : llvm::zip_equal(type.getShape(), *repeats)) {
+    if (repeat < 0 ||
+        (size != 0 && repeat > kMaxFoldedElements / std::max<int64_t>(size, 1))) {
+      node.emitError() << "repeat " << repeat << " is out of range";
+      return failure();
+    }
+    shape.push_back(size * repeat);
+    opened.append({1, size});
+    broadcast.append({repeat, size});
+  }
+  if (input) {
+    if (failed(checkFoldSize(node, shape)))
+      return failure();
+    auto resultType = RankedTensorType::get(shape, type.getElementType());
+    SmallVector<int64_t> outStrides = getStrides(shape);
+    SmallVector<int64_t> inStrides = getStrides(type.getShape());
+    SmallVector<int64_t> indices;
+    for (int64_t linear = 0, count = resultType.getNumElements();
+         linear < count; ++linear) {
+      int64_t source = 0;
+      for (int64_t axis = 0; axis < rank; ++axis) {
+        int64_t coordinate = (linear / outStrides[axis]) % shape[axis];
+        source += (coordinate % type.getDimSize(axis)) * inStrides[axis];
+      }
+      indices.push_back(source);
+    }
+    return finishWithConstant(node, rewriter,
+                              pickElements(input, resultType, indices));
+  }
+  if (!isFloatElementType(type.getElementType())) {
+    node.emitError() << "Tile of non-constant data is supported for float "
+                        "tensors only";
+    return failure();
+  }
+  Value data = node.getInput(0);
+  if (llvm::all_of(*repeats, [](int64_t r) { return r == 1; }))
+    return finishNode(node, rewriter, data);
+  if (failed(checkRank(node, 2 * rank)))
+    return failure();
+  Location loc = node.getLoc();
+  Type element = type.getElementType();
+  Value grouped = train::ReshapeOp::create(
+      rewriter, loc, RankedTensorType::get(opened, element), data);
+  Value copies = train::BroadcastToOp::create(
+      rewriter, loc, RankedTensorType::get(broadcast, element), grouped);
+  return finishNode(node, rewriter,
+                    train::ReshapeOp::create(
+                        rewriter, loc, RankedTensorType::get(shape, element),
+                        copies));
+}
+
 } // namespace
 
 void onnx_import::addConstantHandlers(HandlerTable &table) {
@@ -352,7 +380,6 @@ void onnx_import::addConstantHandlers(HandlerTable &table) {
   table["Range"] = legalizeRange;
   table["Cast"] = legalizeCast;
   table["CastLike"] = legalizeCastLike;
-  table["Equal"] = legalizeEqual;
-  table["Where"] = legalizeWhere;
   table["Expand"] = legalizeExpand;
+  table["Tile"] = legalizeTile;
 }

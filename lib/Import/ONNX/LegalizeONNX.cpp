@@ -190,6 +190,8 @@ HandlerTable buildHandlerTable() {
   addConvTransposeHandlers(table);
   addEinsumHandlers(table);
   addShapeHandlers(table);
+  addConditionalHandlers(table);
+  addResizeHandlers(table);
   return table;
 }
 

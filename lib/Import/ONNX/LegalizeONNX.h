@@ -86,6 +86,12 @@ void addConvTransposeHandlers(HandlerTable &table);
 /// LayerNormalization, InstanceNormalization and GroupNormalization, as
 /// compositions of Train ops.
 void addNormalizationHandlers(HandlerTable &table);
+/// Equal, Less, LessOrEqual, Greater, GreaterOrEqual and Where: folded on
+/// constants, train.compare and train.select on computed float data.
+void addConditionalHandlers(HandlerTable &table);
+/// Resize and Upsample (nearest, linear, cubic), as per-axis products with
+/// constant interpolation matrices.
+void addResizeHandlers(HandlerTable &table);
 /// Shapes and data movement: Constant, Shape, Gather, Unsqueeze, Squeeze,
 /// Concat, Reshape, Flatten, Transpose, Slice, Identity, Cast, and the
 /// integer arithmetic of shape sub-graphs (folded on constants).

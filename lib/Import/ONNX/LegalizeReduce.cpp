@@ -1,9 +1,11 @@
 //===- LegalizeReduce.cpp - ONNX reductions and padding -------------------===//
 //
-// ReduceSum, ReduceMean and ReduceMax over any axes, and Pad. Both are
-// built from Train ops that already have gradient rules where that loses
-// nothing: a sum is a train.sum_to to the keepdims shape (whose gradient is
-// a broadcast), a mean that sum divided by the count, and a Pad one
+// ReduceSum, ReduceMean, ReduceMax, ReduceSumSquare and ReduceL2 over any
+// axes, and Pad. Both are built from Train ops that already have gradient
+// rules where that loses nothing: a sum is a train.sum_to to the keepdims
+// shape (whose gradient is a broadcast), a mean that sum divided by the
+// count, a sum of squares the sum of x * x, an L2 norm its square root
+// (swin_v2's cosine attention, F.normalize), and a Pad one
 // concatenation per padded axis of the input with constant blocks
 // (constant mode), broadcast edge slices (edge) or reversed slices
 // (reflect), so that its gradient is the sum of the slices' gradients.
@@ -12,6 +14,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "LegalizeUtils.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace traincc;
@@ -60,7 +64,7 @@ getReduceAxes(const ONNXNode &node, int64_t rank) {
   return std::optional<SmallVector<int64_t>>(std::move(axes));
 }
 
-enum class ReduceKind { Sum, Mean, Max };
+enum class ReduceKind { Sum, Mean, Max, SumSquare, L2 };
 
 template <ReduceKind kind>
 LogicalResult legalizeReduce(const ONNXNode &node, RewriterBase &rewriter) {
@@ -93,7 +97,26 @@ LogicalResult legalizeReduce(const ONNXNode &node, RewriterBase &rewriter) {
     }
     result = train::ReduceMaxOp::create(rewriter, loc, keptType, *input);
   } else {
-    result = train::SumToOp::create(rewriter, loc, keptType, *input);
+    Value summed = *input;
+    if (kind == ReduceKind::SumSquare || kind == ReduceKind::L2)
+      summed = train::MulOp::create(rewriter, loc, type, *input, *input);
+    result = train::SumToOp::create(rewriter, loc, keptType, summed);
+  }
+  if (kind == ReduceKind::L2) {
+    // The square root of at least float32's smallest normal: a zero norm
+    // (swin_v2's keys of padded tokens: zero inputs, zero key bias) then
+    // passes no gradient, as in PyTorch's norm, instead of sqrt's infinite
+    // one; the value moves by 1e-19 at most.
+    auto scalarType = RankedTensorType::get({}, type.getElementType());
+    Value smallest = createConstant(
+        rewriter, loc,
+        DenseElementsAttr::get(
+            scalarType,
+            rewriter.getFloatAttr(type.getElementType(),
+                                  std::numeric_limits<float>::min())));
+    result = train::MaximumOp::create(rewriter, loc, keptType, result,
+                                      smallest);
+    result = train::SqrtOp::create(rewriter, loc, keptType, result);
   }
   if (kind == ReduceKind::Mean) {
     auto scalarType = RankedTensorType::get({}, type.getElementType());
@@ -286,6 +309,8 @@ void onnx_import::addReduceHandlers(HandlerTable &table) {
   table["ReduceSum"] = legalizeReduce<ReduceKind::Sum>;
   table["ReduceMean"] = legalizeReduce<ReduceKind::Mean>;
   table["ReduceMax"] = legalizeReduce<ReduceKind::Max>;
+  table["ReduceSumSquare"] = legalizeReduce<ReduceKind::SumSquare>;
+  table["ReduceL2"] = legalizeReduce<ReduceKind::L2>;
   table["Pad"] = legalizePad;
   table["GlobalMaxPool"] = legalizeGlobalMaxPool;
 }

@@ -5,7 +5,8 @@
 // the feature map's size (Mod for the padding, ScatterND writing each
 // window region's id into a zero tensor, Not of Equal for the mask). With
 // static shapes every input is a constant, and the ops fold; on computed
-// data they are reported as unsupported uses.
+// data they are reported as unsupported uses, except a ScatterND of
+// constant updates (a masked overwrite).
 //
 //===----------------------------------------------------------------------===//
 
@@ -99,6 +100,11 @@ LogicalResult legalizeNot(const ONNXNode &node, RewriterBase &rewriter) {
 
 /// ScatterND (reduction none): a copy of data where each index tuple of
 /// indices' last axis addresses a slice that takes the matching update.
+/// Constant data folds. Computed data (swin_v2 zeroes the key third of a
+/// copy of each qkv bias) with constant indices and updates becomes
+/// data * keep + written: keep is 0 on the written slices and 1 elsewhere,
+/// written holds the updates there and 0 elsewhere, so the gradient reaches
+/// data everywhere except where it was overwritten.
 LogicalResult legalizeScatterND(const ONNXNode &node, RewriterBase &rewriter) {
   std::optional<StringRef> reduction = node.getString("reduction");
   if (reduction && *reduction != "none") {
@@ -106,20 +112,33 @@ LogicalResult legalizeScatterND(const ONNXNode &node, RewriterBase &rewriter) {
                      << "' is not supported (only 'none')";
     return failure();
   }
-  FailureOr<SmallVector<DenseElementsAttr>> inputs =
-      requireConstantInputs(node, 3);
-  if (failed(inputs))
-    return failure();
-  DenseElementsAttr data = (*inputs)[0], updates = (*inputs)[2];
-  std::optional<SmallVector<int64_t>> indices = node.getConstantInts(1);
-  ArrayRef<int64_t> dataShape = data.getType().getShape();
-  ArrayRef<int64_t> indicesShape =
-      cast<RankedTensorType>((*inputs)[1].getType()).getShape();
-  if (!indices || indicesShape.empty()) {
-    node.emitError() << "input 1 (indices) must be an integer tensor of "
-                        "rank at least 1";
+  DenseElementsAttr constantData = node.getConstantInput(0);
+  RankedTensorType dataType;
+  Value computedData;
+  if (constantData) {
+    dataType = cast<RankedTensorType>(constantData.getType());
+  } else {
+    FailureOr<Value> data = getFloatInput(node, 0, "data");
+    if (failed(data))
+      return failure();
+    computedData = *data;
+    dataType = cast<RankedTensorType>(computedData.getType());
+  }
+  DenseElementsAttr updates = node.getConstantInput(2);
+  if (!updates) {
+    node.emitError() << "ScatterND of computed updates (input 2) is not "
+                        "supported; only constant updates";
     return failure();
   }
+  std::optional<SmallVector<int64_t>> indices = node.getConstantInts(1);
+  ArrayRef<int64_t> dataShape = dataType.getShape();
+  RankedTensorType indicesType = node.getInputType(1);
+  if (!indices || !indicesType || indicesType.getRank() == 0) {
+    node.emitError() << "input 1 (indices) must be a constant integer tensor "
+                        "of rank at least 1";
+    return failure();
+  }
+  ArrayRef<int64_t> indicesShape = indicesType.getShape();
   int64_t depth = indicesShape.back();
   if (depth < 1 || depth > static_cast<int64_t>(dataShape.size())) {
     node.emitError() << "indices' last dimension " << depth
@@ -130,10 +149,10 @@ LogicalResult legalizeScatterND(const ONNXNode &node, RewriterBase &rewriter) {
   SmallVector<int64_t> expected(indicesShape.drop_back());
   llvm::append_range(expected, dataShape.drop_front(depth));
   if (updates.getType().getShape() != ArrayRef<int64_t>(expected) ||
-      updates.getElementType() != data.getElementType()) {
+      updates.getElementType() != dataType.getElementType()) {
     node.emitError() << "updates of type " << updates.getType()
-                     << " do not match data " << data.getType()
-                     << " and indices " << train::shapeString(indicesShape);
+                     << " do not match data " << dataType << " and indices "
+                     << train::shapeString(indicesShape);
     return failure();
   }
   if (failed(checkFoldSize(node, dataShape)))
@@ -142,7 +161,16 @@ LogicalResult legalizeScatterND(const ONNXNode &node, RewriterBase &rewriter) {
   int64_t sliceSize = 1;
   for (int64_t dim : dataShape.drop_front(depth))
     sliceSize *= dim;
-  auto values = llvm::to_vector(data.getValues<Attribute>());
+  Type element = dataType.getElementType();
+  SmallVector<Attribute> values;
+  if (constantData)
+    values = llvm::to_vector(constantData.getValues<Attribute>());
+  else
+    values.assign(dataType.getNumElements(), rewriter.getZeroAttr(element));
+  SmallVector<Attribute> keep;
+  if (!constantData)
+    keep.assign(dataType.getNumElements(),
+                rewriter.getFloatAttr(element, 1.0));
   auto newValues = llvm::to_vector(updates.getValues<Attribute>());
   int64_t tuples = static_cast<int64_t>(indices->size()) / depth;
   for (int64_t t = 0; t < tuples; ++t) {
@@ -159,11 +187,23 @@ LogicalResult legalizeScatterND(const ONNXNode &node, RewriterBase &rewriter) {
       }
       offset += index * strides[d];
     }
-    for (int64_t i = 0; i < sliceSize; ++i)
+    for (int64_t i = 0; i < sliceSize; ++i) {
       values[offset + i] = newValues[t * sliceSize + i];
+      if (!constantData)
+        keep[offset + i] = rewriter.getZeroAttr(element);
+    }
   }
-  return finishWithConstant(node, rewriter,
-                            DenseElementsAttr::get(data.getType(), values));
+  DenseElementsAttr written = DenseElementsAttr::get(dataType, values);
+  if (constantData)
+    return finishWithConstant(node, rewriter, written);
+  Location loc = node.getLoc();
+  Value kept = train::MulOp::create(
+      rewriter, loc, dataType, computedData,
+      createConstant(rewriter, loc, DenseElementsAttr::get(dataType, keep)));
+  return finishNode(node, rewriter,
+                    train::AddOp::create(rewriter, loc, dataType, kept,
+                                         createConstant(rewriter, loc,
+                                                        written)));
 }
 
 } // namespace

@@ -171,8 +171,8 @@ mlir::DenseElementsAttr convertElements(mlir::DenseElementsAttr value,
 llvm::SmallVector<int64_t> getStrides(llvm::ArrayRef<int64_t> shape);
 
 /// Handlers for constant-producing ops of shape sub-graphs (Constant,
-/// ConstantOfShape, Range, Cast, Equal, Where, Expand); part of the shape
-/// family's table.
+/// ConstantOfShape, Range, Cast, Expand, Tile); part of the shape family's
+/// table.
 void addConstantHandlers(HandlerTable &table);
 
 /// Handlers for Mod, Not and ScatterND, folded on constants (the shape

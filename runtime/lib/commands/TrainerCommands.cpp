@@ -364,9 +364,10 @@ Error runInfoCommand(const TrainerOptions &options, const ModelInfo &model,
   text += strCat("loss scaling: ", lossScalingName(abi.loss_scaling));
   if (abi.loss_scaling != TRAINCC_LOSS_SCALING_NONE) {
     // The compiled initial value of the scale (a run may have moved on).
-    float scale;
-    std::memcpy(&scale,
-                abi.initial_state + abi.state[abi.loss_scale_state].offset, 4);
+    float scale = 0.0f;
+    if (const uint8_t *bytes = initialStateAt(
+            abi, abi.state[abi.loss_scale_state].offset, sizeof(scale)))
+      std::memcpy(&scale, bytes, sizeof(scale));
     text += strCat(abi.loss_scaling == TRAINCC_LOSS_SCALING_DYNAMIC
                        ? " (initial scale "
                        : " (scale ",

@@ -10,6 +10,7 @@
 #include <utility>
 
 #if defined(__linux__)
+#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
@@ -176,6 +177,25 @@ Error checkDataTensor(const traincc_io_tensor &tensor, const char *role,
   if (!elements)
     return elements.takeError().withContext(strCat(role, " '", tensor.name,
                                                    "'"));
+  return Error::success();
+}
+
+/// The initial runs lie in the arena, ascending and disjoint.
+Error checkInitialRuns(const traincc_model &model) {
+  if (model.num_initial_runs < 0 ||
+      (model.num_initial_runs > 0 && !model.initial_runs))
+    return makeError("table of ", model.num_initial_runs,
+                     " initial runs is missing");
+  uint64_t end = 0;
+  for (int32_t i = 0; i < model.num_initial_runs; ++i) {
+    const traincc_initial_run &run = model.initial_runs[i];
+    if (run.offset < end || run.offset > model.state_bytes ||
+        run.bytes > model.state_bytes - run.offset)
+      return makeError("initial run ", i, " (", run.bytes, " bytes at ",
+                       run.offset, ") is not after the previous one inside "
+                       "the ", model.state_bytes, "-byte arena");
+    end = run.offset + run.bytes;
+  }
   return Error::success();
 }
 
@@ -401,6 +421,8 @@ Error checkModel(const traincc_model &model) {
   if (model.state_bytes > 0 && !model.initial_state)
     return makeError("initial_state is null for a ", model.state_bytes,
                      "-byte arena");
+  if (Error err = checkInitialRuns(model))
+    return err;
   for (int32_t i = 0; i < model.num_state; ++i)
     if (Error err = checkStateTensor(model, i))
       return err;
@@ -527,45 +549,90 @@ Expected<AlignedBuffer> AlignedBuffer::allocate(uint64_t bytes,
 }
 
 #if defined(__linux__)
-// The executable's file-backed image, from its start to the end of its
-// initialised data (symbols the GNU linker defines).
-extern "C" char __executable_start[], edata[];
+/// Whether [begin, begin + bytes) lies in the file-backed part of a loaded
+/// segment of the executable itself. Not bounded by the linker's edata or
+/// end: a large blob sits in .lrodata, which ld.bfd puts before `end` and
+/// gold after it.
+static bool inExecutableImage(const uint8_t *begin, size_t bytes) {
+  struct Query {
+    uintptr_t begin, end;
+    bool found;
+  } query{uintptr_t(begin), uintptr_t(begin) + bytes, false};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) -> int {
+        auto *q = static_cast<Query *>(data);
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr) &segment = info->dlpi_phdr[i];
+          uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+          if (segment.p_type == PT_LOAD && q->begin >= start &&
+              q->end <= start + segment.p_filesz)
+            q->found = true;
+        }
+        return 1; // the executable is the first object listed
+      },
+      &query);
+  return query.found;
+}
 #endif
 
-/// Copies the initial state, the size of the whole state arena, out of the
-/// executable. Pages of it that have been copied are handed back to the
-/// kernel as the copy goes: read once, they would otherwise stay resident
-/// next to the arena for the whole run (ResNet-18: 128 MiB outside the
-/// memory plan). Only when the blob lies in the executable's image: there
-/// its pages are clean and file-backed, and a later read faults them in
-/// again; a blob in anonymous memory (a test's) would be zeroed.
+/// Copies the initial state out of the executable: the whole arena, or
+/// the runs of initialised bytes into an arena that starts at zero. Pages
+/// of the blob that have been copied are handed back to the kernel as the
+/// copy goes: read once, they would otherwise stay resident next to the
+/// arena for the whole run (ResNet-18: 128 MiB outside the memory plan).
+/// Only when the blob lies in the executable's image: there its pages are
+/// clean and file-backed, and a later read faults them in again; a blob in
+/// anonymous memory (a test's) would be zeroed.
 static void copyInitialState(const traincc_model &model, uint8_t *arena) {
-  const uint8_t *blob = model.initial_state;
-  size_t bytes = size_t(model.state_bytes);
+  const traincc_initial_run whole = {0, model.state_bytes};
+  const traincc_initial_run *runs =
+      model.num_initial_runs > 0 ? model.initial_runs : &whole;
+  size_t numRuns =
+      model.num_initial_runs > 0 ? size_t(model.num_initial_runs) : 1;
+  size_t blobBytes = 0;
+  for (size_t i = 0; i < numRuns; ++i)
+    blobBytes += size_t(runs[i].bytes);
+  const uint8_t *from = model.initial_state;
+  bool release = false;
+  size_t page = 1;
 #if defined(__linux__)
-  bool inImage = blob >= reinterpret_cast<const uint8_t *>(__executable_start) &&
-                 blob + bytes <= reinterpret_cast<const uint8_t *>(edata);
-  if (inImage) {
-    const size_t page = size_t(sysconf(_SC_PAGESIZE));
-    const size_t chunk = size_t(1) << 22;
-    // Whole pages of the blob below `released` have been handed back.
-    uintptr_t released = (uintptr_t(blob) + page - 1) / page * page;
-    for (size_t done = 0; done < bytes;) {
-      size_t n = std::min(chunk, bytes - done);
-      std::memcpy(arena + done, blob + done, n);
+  release = blobBytes > 0 && inExecutableImage(from, blobBytes);
+  page = size_t(sysconf(_SC_PAGESIZE));
+#endif
+  const size_t chunk = size_t(1) << 22;
+  // Whole pages of the blob below `released` have been handed back.
+  uintptr_t released = (uintptr_t(from) + page - 1) / page * page;
+  for (size_t i = 0; i < numRuns; ++i) {
+    uint8_t *to = arena + runs[i].offset;
+    for (size_t done = 0; done < runs[i].bytes;) {
+      size_t n = std::min(chunk, size_t(runs[i].bytes) - done);
+      std::memcpy(to + done, from, n);
+      from += n;
       done += n;
-      uintptr_t end = (uintptr_t(blob) + done) / page * page;
-      if (end > released) {
+#if defined(__linux__)
+      uintptr_t end = uintptr_t(from) / page * page;
+      if (release && end > released) {
         madvise(reinterpret_cast<void *>(released), end - released,
                 MADV_DONTNEED);
         released = end;
       }
-    }
-    return;
-  }
 #endif
-  if (bytes > 0)
-    std::memcpy(arena, blob, bytes);
+    }
+  }
+}
+
+const uint8_t *initialStateAt(const traincc_model &model, uint64_t offset,
+                              uint64_t bytes) {
+  if (model.num_initial_runs == 0)
+    return model.initial_state + offset;
+  const uint8_t *blob = model.initial_state;
+  for (int32_t i = 0; i < model.num_initial_runs; ++i) {
+    const traincc_initial_run &run = model.initial_runs[i];
+    if (offset >= run.offset && offset + bytes <= run.offset + run.bytes)
+      return blob + (offset - run.offset);
+    blob += run.bytes;
+  }
+  return nullptr;
 }
 
 Expected<ModelMemory> ModelMemory::create(const traincc_model &model) {

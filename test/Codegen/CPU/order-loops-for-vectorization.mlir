@@ -63,3 +63,25 @@ func.func @transpose(%a: memref<16x32xf32>, %b: memref<32x16xf32>) {
   }
   return
 }
+
+// -----
+
+// Tests that a per-channel sum keeps its contiguous pixel loop innermost,
+// the sum in a register, rather than walking the channels with a stride to
+// store the output contiguously.
+// CHECK: #[[ROWS:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK: #[[CHANNEL:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @channel_sum
+// CHECK: indexing_maps = [#[[ROWS]], #[[CHANNEL]]], iterator_types = ["reduction", "parallel", "reduction"]
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+#rows = affine_map<(n, c, p) -> (n, c, p)>
+#channel = affine_map<(n, c, p) -> (c)>
+func.func @channel_sum(%x: memref<4x32x784xf32>, %sum: memref<32xf32>) {
+  linalg.generic {indexing_maps = [#rows, #channel], iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%x : memref<4x32x784xf32>) outs(%sum : memref<32xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}

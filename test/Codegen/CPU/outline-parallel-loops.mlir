@@ -117,3 +117,33 @@ func.func @small(%a: memref<4xf32>, %b: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// Tests that views of one workspace at disjoint constant byte offsets are
+// noalias, while overlapping ones are not.
+// CHECK-LABEL: func.func @workspace_views
+// CHECK: func.func private @workspace_views_par1(%{{.*}}: memref<64xf32>, %{{.*}}: memref<64xf32>, %{{.*}}: index, %{{.*}}: index)
+// CHECK: func.func private @workspace_views_par0(%{{.*}}: memref<64xf32> {llvm.noalias}, %{{.*}}: memref<64xf32> {llvm.noalias}, %{{.*}}: index, %{{.*}}: index)
+#id1 = affine_map<(i) -> (i)>
+func.func @workspace_views(%ws: memref<1024xi8>) {
+  %c0 = arith.constant 0 : index
+  %c256 = arith.constant 256 : index
+  %c128 = arith.constant 128 : index
+  %a = memref.view %ws[%c0][] : memref<1024xi8> to memref<64xf32>
+  %b = memref.view %ws[%c256][] : memref<1024xi8> to memref<64xf32>
+  %c = memref.view %ws[%c128][] : memref<1024xi8> to memref<64xf32>
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%a : memref<64xf32>) outs(%b : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%a : memref<64xf32>) outs(%c : memref<64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %in : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -78,6 +78,34 @@ func.func @strided_and_flipped(%x: memref<2x4x33x33xf32>, %w: memref<8x4x3x3xf32
 
 // -----
 
+// Tests the filter gradient of a convolution with 4-wide rows: its output
+// dw is innermost along (c, kh, kw), so the packed input goes [n, oh, ow,
+// c, kh, kw] (the windows' positions outside, a reduction), and the
+// contraction then keeps vectors of dw's c*kh*kw outputs in registers.
+// COLLAPSE merges (c, kh, kw) into one contiguous loop of 36.
+// CHECK-DAG: #[[TRANSPOSED:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 + d4, d2 + d5)>
+// CHECK-LABEL: func.func @filter_gradient_channels_innermost
+// CHECK: %[[P:.*]] = memref.alloc() : memref<2x4x4x4x3x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[TRANSPOSED]], {{.*}}]{{.*}} ins(%arg0 : memref<2x4x6x6xf32>) outs(%[[P]] : memref<2x4x4x4x3x3xf32>)
+// CHECK: ins(%[[P]], %arg1 : memref<2x4x4x4x3x3xf32>, memref<2x8x4x4xf32>)
+// COLLAPSE-LABEL: func.func @filter_gradient_channels_innermost
+// COLLAPSE: ins(%{{.*}}, %{{.*}} : memref<2x16x36xf32>, memref<2x8x16xf32>) outs(%{{.*}} : memref<8x36xf32>)
+#fx = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#fdy = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, f, oh, ow)>
+#fdw = affine_map<(f, c, kh, kw, n, oh, ow) -> (f, c, kh, kw)>
+func.func @filter_gradient_channels_innermost(%x: memref<2x4x6x6xf32>, %dy: memref<2x8x4x4xf32>, %dw: memref<8x4x3x3xf32>) {
+  linalg.generic {indexing_maps = [#fx, #fdy, #fdw], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : memref<2x4x6x6xf32>, memref<2x8x4x4xf32>) outs(%dw : memref<8x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Tests what is left alone: a convolution whose rows fill most of a vector
 // (14 of 16 lanes) and unit stride, one with a dynamic batch, and an
 // elementwise product (no window).

@@ -1,5 +1,6 @@
 // RUN: traincc-opt %s -split-input-file -traincc-vectorize-contractions | FileCheck %s
 // RUN: traincc-opt %s -split-input-file -traincc-vectorize-contractions="avx512bf16=true" | FileCheck %s --check-prefix=DOT
+// RUN: traincc-opt %s -split-input-file -traincc-vectorize-contractions="cache-bytes=4096" | FileCheck %s --check-prefix=BLOCK
 
 // Tests that an f16 convolution with f32 accumulation whose innermost loop
 // is the (parallel) output width becomes a loop over 16-lane vectors: the
@@ -36,6 +37,9 @@
 // CHECK-NOT: memref.load %arg1
 // CHECK: vector.fma %[[XW1]], %[[WW0]], %{{.*}} : vector<16xf32>
 // CHECK-COUNT-11: vector.fma
+// The 3x3 kernel loops are unrolled (9 steps; the channel loop stays): 8
+// more steps of 14 multiply-adds.
+// CHECK-COUNT-112: vector.fma
 // CHECK-NOT: vector.fma
 // CHECK: vector.maskedstore %arg2[{{.*}}], %[[MASK]], %[[ACC]]#0 : memref<2x4x14x14xf32>, vector<16xi1>, vector<16xf32>
 // CHECK-COUNT-13: vector.maskedstore %arg2
@@ -65,7 +69,8 @@ func.func @conv_f16(%x: memref<2x3x16x16xf16>, %w: memref<4x3x3x3xf16>, %y: memr
 // three reduction loops, and each one's lanes are summed once and added to
 // its output. The tile: the input x does not move with the output channel
 // f (4), the output gradient dy not with the filter column kw (3): all
-// 4 x 3 outputs at once (7 loads for 12 multiply-adds). Without
+// 4 x 3 outputs at once (7 loads for 12 multiply-adds); the row's one
+// vector step is unrolled into its row loop. Without
 // AVX512-BF16, the products are f32 multiply-adds of widened operands (16
 // lanes); with it, vdpbf16ps takes 32 bf16 per step.
 // CHECK-LABEL: func.func @filter_gradient_bf16
@@ -74,7 +79,6 @@ func.func @conv_f16(%x: memref<2x3x16x16xf16>, %w: memref<4x3x3x3xf16>, %y: memr
 // CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
 // CHECK: %[[ACC:.*]]:12 = scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], {{.*}}) -> (vector<16xf32>,
 // CHECK: scf.for
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
 // CHECK: vector.create_mask %{{.*}} : vector<16xi1>
 // CHECK-COUNT-7: vector.maskedload
 // CHECK-NOT: vector.maskedload
@@ -85,7 +89,6 @@ func.func @conv_f16(%x: memref<2x3x16x16xf16>, %w: memref<4x3x3x3xf16>, %y: memr
 // CHECK: vector.reduction <add>, %[[ACC]]#1
 // CHECK: vector.reduction <add>, %[[ACC]]#2
 // DOT-LABEL: func.func @filter_gradient_bf16
-// DOT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
 // DOT: vector.create_mask %{{.*}} : vector<32xi1>
 // DOT: %[[A:.*]] = vector.maskedload %arg{{.}}{{.*}} into vector<32xbf16>
 // DOT: %[[B:.*]] = vector.maskedload %arg{{.}}{{.*}} into vector<32xbf16>
@@ -133,6 +136,54 @@ func.func @filter_gradient_bf16(%x: memref<2x3x16x16xbf16>, %dy: memref<2x4x14x1
 func.func @filter_gradient_f32_range(%x: memref<2x3x16x16xf32>, %dy: memref<2x?x14x14xf32, strided<[784, 196, 14, 1], offset: ?>>, %dw: memref<?x3x3x3xf32, strided<[27, 9, 3, 1], offset: ?>>) {
   linalg.generic {indexing_maps = [#x32, #dy32, #dw32], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%x, %dy : memref<2x3x16x16xf32>, memref<2x?x14x14xf32, strided<[784, 196, 14, 1], offset: ?>>) outs(%dw : memref<?x3x3x3xf32, strided<[27, 9, 3, 1], offset: ?>>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests a filter gradient packed with its input channels innermost
+// (traincc-pack-convolution-windows): the innermost loop k is parallel
+// (64 outputs of dw, 4 vectors) and dy does not move with it, x not with
+// the output channel f. No outer loop leaves dy in place, so the tile's
+// second side is neighbouring vectors along k: 4 channels x 4 vectors,
+// 8 loads (4 of x, 4 broadcasts of dy) for 16 multiply-adds, the outputs
+// loaded once and stored once.
+// CHECK-LABEL: func.func @filter_gradient_channels_innermost
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c4
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c64
+// CHECK-COUNT-4: vector.create_mask
+// CHECK-COUNT-16: vector.maskedload %arg2
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for
+// CHECK: vector.maskedload %arg0
+// CHECK-COUNT-4: memref.load %arg1
+// CHECK: vector.maskedload %arg0
+// CHECK-NOT: memref.load %arg1
+// CHECK: vector.maskedload %arg0
+// CHECK-NOT: memref.load %arg1
+// CHECK: vector.maskedload %arg0
+// CHECK-NOT: memref.load %arg1
+// CHECK-COUNT-4: vector.fma
+// CHECK-COUNT-16: vector.maskedstore %arg2
+// With 4 KiB for a reduction block, n is blocked: 64 x 16 + 8 x 16 floats
+// of input per step of n, so one n per block, around the whole nest.
+// BLOCK-LABEL: func.func @filter_gradient_channels_innermost
+// BLOCK: scf.for %[[N:.*]] = %{{.*}} to %c4 step %c1 {
+// BLOCK: %[[END:.*]] = arith.minsi %{{.*}}, %c4
+// BLOCK: scf.for %{{.*}} = %{{.*}} to %c8 step %c4
+// BLOCK: scf.for %{{.*}} = %{{.*}} to %c64 step %c64
+// BLOCK: scf.for %{{.*}} = %[[N]] to %[[END]] step %c1
+#xt = affine_map<(f, n, p, k) -> (n, p, k)>
+#dyt = affine_map<(f, n, p, k) -> (n, f, p)>
+#dwt = affine_map<(f, n, p, k) -> (f, k)>
+func.func @filter_gradient_channels_innermost(%x: memref<4x16x64xf32>, %dy: memref<4x8x16xf32>, %dw: memref<8x64xf32>) {
+  linalg.generic {indexing_maps = [#xt, #dyt, #dwt], iterator_types = ["parallel", "reduction", "reduction", "parallel"]}
+      ins(%x, %dy : memref<4x16x64xf32>, memref<4x8x16xf32>) outs(%dw : memref<8x64xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %m fastmath<reassoc> : f32

@@ -1,4 +1,5 @@
 // RUN: traincc-opt %s -split-input-file -traincc-fuse-elementwise | FileCheck %s
+// RUN: traincc-opt %s -split-input-file -traincc-fuse-elementwise=cpu-kernels | FileCheck %s --check-prefix=CPU
 
 // Tests that an elementwise chain (scale and shift, then ReLU) becomes one
 // linalg.generic computing both, and the intermediate tensor disappears.
@@ -217,6 +218,12 @@ func.func @state_destination(%p: tensor<4xf32> {train.state = @w}, %c: tensor<4x
 // CHECK: arith.cmpf ogt
 // CHECK: tensor.collapse_shape %[[FUSED]]
 // CHECK-NOT: linalg.generic
+// Under the CPU cost model the windows' 2 iterations would become the
+// innermost loop: the mask keeps its own contiguous pass.
+// CPU-LABEL: func.func @fuse_through_collapse
+// CPU: %[[SCATTERED:.*]] = linalg.generic
+// CPU: %[[FLAT:.*]] = tensor.collapse_shape %[[SCATTERED]]
+// CPU: linalg.generic {{.*}} ins(%[[FLAT]], %arg1 : tensor<4x4xf32>, tensor<4x4xf32>)
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 func.func @fuse_through_collapse(%g: tensor<2x2x2x2xf32>, %y: tensor<4x4xf32>) -> tensor<4x4xf32> {
@@ -271,4 +278,156 @@ func.func @reduction_through_collapse(%g: tensor<2x2x2x2xf32>) -> tensor<4xf32> 
     linalg.yield %s : f32
   } -> tensor<4xf32>
   return %sum : tensor<4xf32>
+}
+
+// -----
+
+// Tests that under the CPU cost model BatchNorm's backward sums (sum of dy,
+// sum of dy * (x - mean)) become one generic reading dy once, with both
+// outputs, while the default (GPU) model keeps two.
+
+#nchw = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @bn_backward_sums
+// CHECK-COUNT-2: iterator_types = ["reduction", "parallel", "reduction"]
+// CPU-LABEL: func.func @bn_backward_sums
+// CPU-SAME: (%[[DY:.*]]: tensor<4x8x16xf32>, %[[X:.*]]: tensor<4x8x16xf32>, %[[MEAN:.*]]: tensor<8xf32>)
+// CPU: %[[SUMS:.*]]:2 = linalg.generic
+// CPU-SAME: ins(%[[DY]], %[[DY]], %[[X]], %[[MEAN]] :
+// CPU: arith.addf
+// CPU: arith.subf
+// CPU: arith.mulf
+// CPU: arith.addf
+// CPU: linalg.yield
+// CPU-NOT: linalg.generic
+// CPU: return %[[SUMS]]#0, %[[SUMS]]#1
+func.func @bn_backward_sums(%dy: tensor<4x8x16xf32>, %x: tensor<4x8x16xf32>, %mean: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [#nchw, #c], iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%dy : tensor<4x8x16xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %dot = linalg.generic {indexing_maps = [#nchw, #nchw, #c, #c], iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%dy, %x, %mean : tensor<4x8x16xf32>, tensor<4x8x16xf32>, tensor<8xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%d: f32, %v: f32, %m: f32, %acc: f32):
+    %centred = arith.subf %v, %m : f32
+    %p = arith.mulf %d, %centred : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %sum, %dot : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Tests that the CPU cost model merges no reductions that depend on each
+// other (the variance needs the mean) or run different loops, and repeats
+// no per-channel arithmetic per element, while a per-channel copy (a
+// broadcast) still fuses.
+
+#nchw = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d1)>
+#vec = affine_map<(d0) -> (d0)>
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// CPU-LABEL: func.func @cpu_negative
+// CPU-SAME: (%[[X:.*]]: tensor<4x8x16xf32>, %[[G:.*]]: tensor<8xf32>, %[[S:.*]]: tensor<8xf32>, %[[B:.*]]: tensor<8xf32>, %[[FLAT:.*]]: tensor<8x64xf32>)
+// CPU: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[X]] :
+// CPU: %[[MEAN:.*]] = linalg.generic {{.*}} ins(%[[SUM]] :
+// CPU: %[[VAR:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[MEAN]] :
+// CPU: %[[SCALE:.*]] = linalg.generic {{.*}} ins(%[[G]], %[[S]] :
+// CPU: arith.mulf
+// CPU: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[SCALE]], %[[B]] :
+// CPU: linalg.generic {{.*}} ins(%[[FLAT]] :
+// CPU: return
+func.func @cpu_negative(%x: tensor<4x8x16xf32>, %g: tensor<8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>, %flat: tensor<8x64xf32>)
+    -> (tensor<8xf32>, tensor<4x8x16xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 64.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [#nchw, #c], iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%x : tensor<4x8x16xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %mean = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%sum : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %r = arith.divf %a, %n : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %var = linalg.generic {indexing_maps = [#nchw, #c, #c], iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%x, %mean : tensor<4x8x16xf32>, tensor<8xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%a: f32, %m: f32, %acc: f32):
+    %d = arith.subf %a, %m : f32
+    %sq = arith.mulf %d, %d : f32
+    %r = arith.addf %acc, %sq : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %scale = linalg.generic {indexing_maps = [#vec, #vec, #vec], iterator_types = ["parallel"]}
+      ins(%g, %s : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %c: f32, %out: f32):
+    %r = arith.mulf %a, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %shift = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%b : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    linalg.yield %a : f32
+  } -> tensor<8xf32>
+  %e3 = tensor.empty() : tensor<4x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#nchw, #c, #c, #nchw], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %scale, %shift : tensor<4x8x16xf32>, tensor<8xf32>, tensor<8xf32>) outs(%e3 : tensor<4x8x16xf32>) {
+  ^bb0(%a: f32, %k: f32, %h: f32, %out: f32):
+    %p = arith.mulf %a, %k : f32
+    %r = arith.addf %p, %h : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8x16xf32>
+  %rowsum = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%flat : tensor<8x64xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %both = linalg.generic {indexing_maps = [#vec, #vec, #vec], iterator_types = ["parallel"]}
+      ins(%var, %rowsum : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %c: f32, %out: f32):
+    %r = arith.addf %a, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %both, %y, %sum : tensor<8xf32>, tensor<4x8x16xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Tests that the CPU cost model merges no sibling reductions when one
+// accumulates in place into a tensor the other reads (merged, the read
+// would need a copy of it).
+
+#nchw = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d1)>
+// CPU-LABEL: func.func @in_place_sibling
+// CPU: linalg.generic {{.*}} outs(%arg1 : tensor<8xf32>)
+// CPU: linalg.generic {{.*}} ins(%arg0, %arg1 :
+func.func @in_place_sibling(%x: tensor<4x8x16xf32>, %acc: tensor<8xf32>, %init: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %sum = linalg.generic {indexing_maps = [#nchw, #c], iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%x : tensor<4x8x16xf32>) outs(%acc : tensor<8xf32>) {
+  ^bb0(%a: f32, %s: f32):
+    %r = arith.addf %s, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %scaled = linalg.generic {indexing_maps = [#nchw, #c, #c], iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%x, %acc : tensor<4x8x16xf32>, tensor<8xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%a: f32, %k: f32, %s: f32):
+    %p = arith.mulf %a, %k : f32
+    %r = arith.addf %s, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %sum, %scaled : tensor<8xf32>, tensor<8xf32>
 }

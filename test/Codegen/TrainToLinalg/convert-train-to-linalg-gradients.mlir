@@ -131,20 +131,35 @@ func.func @broadcast_to(%x: tensor<3x1xf32>) -> tensor<2x3x4xf32> {
 
 // -----
 
-// Tests that conv_backward_data spreads the gradient into zeros (stride-2
-// zero insertion, shifted by (k - 1) - pad_begin = 1, into 6 + (k - 1)
-// positions per axis) and gathers it against the grouped weight with a
-// flipped kernel index, the result collapsed back from N x G x C/G.
+// Tests that a stride-2 conv_backward_data is split by the residue of the
+// input position along each axis (4 phases in 2-D): phase (r, r') reads
+// only the kernel offsets k = 2j + (r + pad) mod 2 (a strided slice of the
+// weight, copied to be contiguous, then grouped) and gathers the gradient at a + shift - j, a stride-1
+// contraction written into dx's stride-2 slice at offset (r, r'). The
+// spread form would multiply zeros in 3 of every 4 products. The gradient
+// is padded once, by what the phases read past its end.
 
-// CHECK-DAG: #[[DYMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + -d6 + 2, d4 + -d7 + 2)>
+// CHECK-DAG: #[[DY00:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 - d6, d4 - d7)>
 // CHECK-DAG: #[[WMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d5, d2, d6, d7)>
+// CHECK-DAG: #[[DY11:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 - d6 + 1, d4 - d7 + 1)>
 // CHECK-LABEL: func.func @conv_backward_data
 // CHECK-SAME: (%[[DY:.*]]: tensor<2x4x3x3xf32>, %[[W:.*]]: tensor<4x2x3x3xf32>)
-// CHECK: %[[SPREAD:.*]] = tensor.insert_slice %[[DY]] into %{{.*}}[0, 0, 1, 1] [2, 4, 3, 3] [1, 1, 2, 2] : tensor<2x4x3x3xf32> into tensor<2x4x8x8xf32>
-// CHECK: %[[DYG:.*]] = tensor.expand_shape %[[SPREAD]] {{\[\[}}0], [1, 2], [3], [4]]
-// CHECK: %[[WG:.*]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1], [2], [3], [4]]
-// CHECK: %[[DX:.*]] = linalg.generic {indexing_maps = [#[[DYMAP]], #[[WMAP]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[DYG]], %[[WG]]
-// CHECK: tensor.collapse_shape %[[DX]] {{\[\[}}0], [1, 2], [3], [4]] : tensor<2x2x2x6x6xf32> into tensor<2x4x6x6xf32>
+// CHECK: %[[P:.*]] = tensor.pad %[[DY]] low[0, 0, 0, 0] high[0, 0, 1, 1]
+// CHECK: %[[DYG:.*]] = tensor.expand_shape %[[P]] {{\[\[}}0], [1, 2], [3], [4]]
+// CHECK: %[[W00:.*]] = tensor.extract_slice %[[W]][0, 0, 1, 1] [4, 2, 1, 1] [1, 1, 2, 2] : tensor<4x2x3x3xf32> to tensor<4x2x1x1xf32>
+// CHECK: %[[C:.*]] = linalg.copy ins(%[[W00]] : tensor<4x2x1x1xf32>)
+// CHECK: %[[WG00:.*]] = tensor.expand_shape %[[C]] {{\[\[}}0, 1], [2], [3], [4]]
+// CHECK: %[[DX00:.*]] = linalg.generic {indexing_maps = [#[[DY00]], #[[WMAP]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[DYG]], %[[WG00]]
+// CHECK: %[[C00:.*]] = tensor.collapse_shape %[[DX00]] {{\[\[}}0], [1, 2], [3], [4]] : tensor<2x2x2x3x3xf32> into tensor<2x4x3x3xf32>
+// CHECK: %[[S00:.*]] = tensor.insert_slice %[[C00]] into %{{.*}}[0, 0, 0, 0] [2, 4, 3, 3] [1, 1, 2, 2] : tensor<2x4x3x3xf32> into tensor<2x4x6x6xf32>
+// CHECK: tensor.extract_slice %[[W]][0, 0, 1, 0] [4, 2, 1, 2] [1, 1, 2, 2]
+// CHECK: %[[S01:.*]] = tensor.insert_slice %{{.*}} into %[[S00]][0, 0, 0, 1] [2, 4, 3, 3] [1, 1, 2, 2]
+// CHECK: tensor.extract_slice %[[W]][0, 0, 0, 1] [4, 2, 2, 1] [1, 1, 2, 2]
+// CHECK: %[[S10:.*]] = tensor.insert_slice %{{.*}} into %[[S01]][0, 0, 1, 0] [2, 4, 3, 3] [1, 1, 2, 2]
+// CHECK: tensor.extract_slice %[[W]][0, 0, 0, 0] [4, 2, 2, 2] [1, 1, 2, 2]
+// CHECK: linalg.generic {indexing_maps = [#[[DY11]], #[[WMAP]], {{.*}}]
+// CHECK: %[[S11:.*]] = tensor.insert_slice %{{.*}} into %[[S10]][0, 0, 1, 1] [2, 4, 3, 3] [1, 1, 2, 2]
+// CHECK: return %[[S11]]
 func.func @conv_backward_data(%dy: tensor<2x4x3x3xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<2x4x6x6xf32> {
   %0 = train.conv_backward_data %dy, %w strides [2, 2] pads [1, 1, 0, 0] dilations [1, 1] groups 2 : (tensor<2x4x3x3xf32>, tensor<4x2x3x3xf32>) -> tensor<2x4x6x6xf32>
   return %0 : tensor<2x4x6x6xf32>

@@ -261,6 +261,50 @@ func.func @exp_log(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Tests that a select whose condition is a compare computes the comparison
+// inline from the compare's operands (broadcast straight to the result), and
+// that a constant condition is read as i8: the select's generic takes no i1
+// tensor. The compare's own lowering is left unused, for the canonicalizer.
+
+// CHECK-LABEL: func.func @select_compare
+// CHECK: %[[UNUSED:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<2x4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<2x4xi1>)
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg2, %arg0, %arg1 : tensor<2x4xf32>, tensor<f32>, tensor<2x4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<2x4xf32>)
+// CHECK: %[[C:.*]] = arith.cmpf ogt
+// CHECK: arith.select %[[C]]
+// CHECK: %[[MASK:.*]] = arith.constant dense<[1, 0, 0, 1]> : tensor<4xi8>
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg2, %[[MASK]] : tensor<2x4xf32>, tensor<f32>, tensor<4xi8>)
+// CHECK: %[[M:.*]] = arith.cmpi ne
+// CHECK: arith.select %[[M]]
+// CHECK-NOT: train.
+func.func @select_compare(%x: tensor<2x4xf32>, %y: tensor<4xf32>, %z: tensor<f32>)
+    -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %c = train.compare gt %x, %y : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xi1>
+  %0 = train.select %c, %x, %z : (tensor<2x4xi1>, tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  %m = train.constant dense<[true, false, false, true]> : tensor<4xi1>
+  %1 = train.select %m, %x, %z : (tensor<4xi1>, tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  return %0, %1 : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// Tests that a select on a condition from elsewhere (an argument) reads it
+// as it is, and a compare whose result is returned is stored as i1.
+
+// CHECK-LABEL: func.func @select_bool_argument
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<4xi1>)
+// CHECK: arith.cmpf ole
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg1, %arg2 : tensor<4xf32>, tensor<4xf32>, tensor<4xi1>)
+// CHECK: ^bb0(%[[T:.*]]: f32, %[[F:.*]]: f32, %[[B:.*]]: i1, %{{.*}}: f32):
+// CHECK: arith.select %[[B]], %[[T]], %[[F]]
+func.func @select_bool_argument(%x: tensor<4xf32>, %y: tensor<4xf32>, %b: tensor<4xi1>)
+    -> (tensor<4xi1>, tensor<4xf32>) {
+  %c = train.compare le %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %0 = train.select %b, %x, %y : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %c, %0 : tensor<4xi1>, tensor<4xf32>
+}
+
+// -----
+
 // Tests that clip with one bound clamps on that side only.
 
 // CHECK-LABEL: func.func @clip_max

@@ -438,6 +438,37 @@ func.func @binary_element_type(%x: tensor<8xf32>, %y: tensor<8xbf16>) {
 
 // -----
 
+// Tests that select's condition broadcasts with its values.
+func.func @select_broadcast(%c: tensor<4xi1>, %x: tensor<8x16xf32>, %y: tensor<f32>) {
+  // expected-error @below {{condition shape [4] does not broadcast with [8, 16]}}
+  // expected-error @below {{failed to infer returned types}}
+  %z = train.select %c, %x, %y
+      : (tensor<4xi1>, tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// Tests that select's values share one element type.
+func.func @select_element_type(%c: tensor<8xi1>, %x: tensor<8xf32>, %y: tensor<8xbf16>) {
+  // expected-error @below {{operands must share one element type, got 'f32' and 'bf16'}}
+  // expected-error @below {{failed to infer returned types}}
+  %z = train.select %c, %x, %y
+      : (tensor<8xi1>, tensor<8xf32>, tensor<8xbf16>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that compare's result is a bool tensor.
+func.func @compare_result_type(%x: tensor<8xf32>, %y: tensor<8xf32>) {
+  // expected-error @below {{result #0 must be statically shaped tensor of 1-bit signless integer values, but got 'tensor<8xf32>'}}
+  %z = train.compare lt %x, %y : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
 // Tests that maximum's operands broadcast.
 func.func @maximum_broadcast(%x: tensor<8x16xf32>, %y: tensor<4x1x8xf32>) {
   // expected-error @below {{shapes [8, 16] and [4, 1, 8] do not broadcast}}

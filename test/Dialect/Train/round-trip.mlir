@@ -173,6 +173,31 @@ func.func @select(%x: tensor<8x16xf32>, %lo: tensor<f32>, %hi: tensor<f32>,
 
 // -----
 
+// Tests that compare prints its predicate as a word and gives a bool
+// tensor of the broadcast shape, and that select broadcasts its three
+// operands.
+
+// CHECK-LABEL: func.func @compare_select
+// CHECK: %[[C:.*]] = train.compare gt %{{.*}}, %{{.*}} : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xi1>
+// CHECK: train.compare eq %{{.*}}, %{{.*}} : (tensor<8x1xbf16>, tensor<3xbf16>) -> tensor<8x3xi1>
+// CHECK: train.select %[[C]], %{{.*}}, %{{.*}} : (tensor<8x16xi1>, tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+// CHECK: train.select %{{.*}}, %{{.*}}, %{{.*}} : (tensor<16xi1>, tensor<8x1xf32>, tensor<f32>) -> tensor<8x16xf32>
+func.func @compare_select(%x: tensor<8x16xf32>, %zero: tensor<f32>,
+                          %a: tensor<8x1xbf16>, %b: tensor<3xbf16>,
+                          %m: tensor<16xi1>, %col: tensor<8x1xf32>) {
+  %c = train.compare gt %x, %zero
+      : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xi1>
+  %e = train.compare eq %a, %b
+      : (tensor<8x1xbf16>, tensor<3xbf16>) -> tensor<8x3xi1>
+  %y = train.select %c, %x, %zero
+      : (tensor<8x16xi1>, tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  %z = train.select %m, %col, %zero
+      : (tensor<16xi1>, tensor<8x1xf32>, tensor<f32>) -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
 // Tests that the unary ops, clip with either bound or none, dropout and
 // softmax round-trip.
 

@@ -910,16 +910,6 @@ func.func @cast_non_constant(%x: tensor<2xf32>) {
 
 // -----
 
-// Tests that Equal only folds.
-func.func @equal_non_constant(%x: tensor<2xi64>) {
-  %c = train.constant dense<1> : tensor<2xi64>
-  // expected-error @+1 {{node 'e' (Equal): Equal on computed data (input 0) is not supported; only its use on constants (shape arithmetic) folds}}
-  %0 = train.onnx_node "Equal"(%x, %c) {node_name = "e", onnx_attrs = {}} : (tensor<2xi64>, tensor<2xi64>) -> tensor<*xi1>
-  return
-}
-
-// -----
-
 // Tests that Where needs a bool condition.
 func.func @where_types() {
   %c = train.constant dense<1> : tensor<2xi64>
@@ -981,5 +971,17 @@ func.func @pow_exponent(%x: tensor<2x3xf32>, %y: tensor<f32>) {
   %0 = train.onnx_node "Pow"(%x, %e) {node_name = "pow", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<*xf32>
   // expected-error @+1 {{node 'pow2' (Pow): input 1 (Y) must be a constant scalar exponent}}
   %1 = train.onnx_node "Pow"(%x, %y) {node_name = "pow2", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<f32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+// Tests that Tile needs one repeat per axis and constant repeats.
+func.func @tile_repeats(%x: tensor<2x3xf32>, %r: tensor<2xi64>) {
+  %one = train.constant dense<[2]> : tensor<1xi64>
+  // expected-error @+1 {{node 't' (Tile): expected 2 repeats (one per axis), got 1}}
+  %0 = train.onnx_node "Tile"(%x, %one) {node_name = "t", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<1xi64>) -> tensor<*xf32>
+  // expected-error @+1 {{node 'u' (Tile): input 1 (repeats) is not a constant}}
+  %1 = train.onnx_node "Tile"(%x, %r) {node_name = "u", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<*xf32>
   return
 }

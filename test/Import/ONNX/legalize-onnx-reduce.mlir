@@ -23,6 +23,29 @@ func.func @reductions(%x: tensor<2x3x4xf32>) -> (tensor<*xf32>, tensor<*xf32>, t
 
 // -----
 
+// Tests that ReduceSumSquare is the sum of x * x and ReduceL2 its square
+// root (swin_v2's F.normalize), both through ops that have gradients; the
+// sum is raised to float32's smallest normal first, so that a zero norm
+// passes no (infinite) gradient.
+
+// CHECK-LABEL: func.func @squares
+// CHECK: %[[SQ:.*]] = train.mul %arg0, %arg0
+// CHECK: %[[SUMSQ:.*]] = train.sum_to %[[SQ]] : tensor<2x3xf32> -> tensor<2x1xf32>
+// CHECK: %[[SQ2:.*]] = train.mul %arg0, %arg0
+// CHECK: %[[SUM2:.*]] = train.sum_to %[[SQ2]] : tensor<2x3xf32> -> tensor<2x1xf32>
+// CHECK: %[[TINY:.*]] = train.constant dense<1.17549435E-38> : tensor<f32>
+// CHECK: %[[SAFE:.*]] = train.maximum %[[SUM2]], %[[TINY]]
+// CHECK: %[[NORM:.*]] = train.sqrt %[[SAFE]]
+// CHECK: %[[FLAT:.*]] = train.reshape %[[NORM]] : tensor<2x1xf32> -> tensor<2xf32>
+// CHECK: return %[[SUMSQ]], %[[FLAT]]
+func.func @squares(%x: tensor<2x3xf32>) -> (tensor<*xf32>, tensor<*xf32>) {
+  %0 = train.onnx_node "ReduceSumSquare"(%x) {node_name = "sumsq", onnx_attrs = {axes = array<i64: -1>}} : (tensor<2x3xf32>) -> tensor<*xf32>
+  %1 = train.onnx_node "ReduceL2"(%x) {node_name = "l2", onnx_attrs = {axes = array<i64: 1>, keepdims = 0 : i64}} : (tensor<2x3xf32>) -> tensor<*xf32>
+  return %0, %1 : tensor<*xf32>, tensor<*xf32>
+}
+
+// -----
+
 // Tests that ReduceSum with empty axes and noop_with_empty_axes is its
 // input.
 

@@ -1,7 +1,7 @@
 // RUN: traincc-opt %s -split-input-file -traincc-legalize-onnx -verify-diagnostics
 
-// Tests that Mod, Not and ScatterND on computed data are refused by name
-// (they fold on constants only).
+// Tests that Mod and Not on computed data are refused by name (they fold on
+// constants only).
 func.func @mod_computed(%x: tensor<4xf32>) {
   %y = train.constant dense<2.0> : tensor<f32>
   // expected-error @+1 {{node 'm' (Mod): Mod on computed data (input 0) is not supported; only its use on constants (shape arithmetic) folds}}
@@ -49,6 +49,17 @@ func.func @scatter_reduction() {
   %u = train.constant dense<[1]> : tensor<1xi64>
   // expected-error @+1 {{node 's' (ScatterND): reduction 'add' is not supported (only 'none')}}
   %0 = train.onnx_node "ScatterND"(%d, %i, %u) {node_name = "s", onnx_attrs = {reduction = "add"}} : (tensor<3xi64>, tensor<1x1xi64>, tensor<1xi64>) -> tensor<*xi64>
+  return
+}
+
+// -----
+
+// Tests that ScatterND of computed updates is refused (computed data with
+// constant updates is a masked overwrite).
+func.func @scatter_computed_updates(%x: tensor<4xf32>, %u: tensor<1xf32>) {
+  %i = train.constant dense<[[1]]> : tensor<1x1xi64>
+  // expected-error @+1 {{node 's' (ScatterND): ScatterND of computed updates (input 2) is not supported; only constant updates}}
+  %0 = train.onnx_node "ScatterND"(%x, %i, %u) {node_name = "s", onnx_attrs = {}} : (tensor<4xf32>, tensor<1x1xi64>, tensor<1xf32>) -> tensor<*xf32>
   return
 }
 

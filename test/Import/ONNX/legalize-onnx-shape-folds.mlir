@@ -44,3 +44,23 @@ func.func @swin_mask() -> (tensor<*xi64>, tensor<*xi1>) {
   %ne = train.onnx_node "Not"(%eq) {node_name = "not", onnx_attrs = {}} : (tensor<3xi1>) -> tensor<*xi1>
   return %s1, %ne : tensor<*xi64>, tensor<*xi1>
 }
+
+// -----
+
+// Tests that ScatterND of constant updates into computed data (swin_v2
+// zeroes the key third of a copy of its qkv bias) is a masked overwrite,
+// data * keep + written, through ops that have gradients.
+
+// CHECK-LABEL: func.func @scatter_computed
+// CHECK: %[[KEEP:.*]] = train.constant dense<[1.000000e+00, 0.000000e+00, 0.000000e+00, 1.000000e+00]> : tensor<4xf32>
+// CHECK: %[[KEPT:.*]] = train.mul %arg0, %[[KEEP]]
+// CHECK: %[[WRITTEN:.*]] = train.constant dense<[0.000000e+00, 5.000000e+00, 6.000000e+00, 0.000000e+00]> : tensor<4xf32>
+// CHECK: %[[SUM:.*]] = train.add %[[KEPT]], %[[WRITTEN]]
+// CHECK: return %[[SUM]]
+// CHECK-NOT: train.onnx_node
+func.func @scatter_computed(%x: tensor<4xf32>) -> tensor<*xf32> {
+  %i = train.constant dense<[[1], [2]]> : tensor<2x1xi64>
+  %u = train.constant dense<[5.0, 6.0]> : tensor<2xf32>
+  %0 = train.onnx_node "ScatterND"(%x, %i, %u) {node_name = "s", onnx_attrs = {}} : (tensor<4xf32>, tensor<2x1xi64>, tensor<2xf32>) -> tensor<*xf32>
+  return %0 : tensor<*xf32>
+}

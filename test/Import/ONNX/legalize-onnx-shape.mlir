@@ -356,6 +356,31 @@ func.func @expand_computed(%x: tensor<1x1x8xf32>) -> (tensor<*xf32>, tensor<*xf3
 
 // -----
 
+// Tests that Tile of computed float data (Keras 3's UpSampling2D) opens a
+// size-1 axis before each axis, broadcasts it to the repeats and merges the
+// pairs, that repeats of 1 leave the input alone, and that Tile of a
+// constant folds (output index o reads input index o mod size).
+
+// CHECK-LABEL: func.func @tile
+// CHECK: %[[G:.*]] = train.reshape %arg0 : tensor<2x3xf32> -> tensor<1x2x1x3xf32>
+// CHECK: %[[B:.*]] = train.broadcast_to %[[G]] : tensor<1x2x1x3xf32> -> tensor<2x2x1x3xf32>
+// CHECK: %[[T:.*]] = train.reshape %[[B]] : tensor<2x2x1x3xf32> -> tensor<4x3xf32>
+// CHECK: %[[C:.*]] = train.constant dense<{{\[}}[1, 2, 1, 2, 1, 2], [3, 4, 3, 4, 3, 4]]> : tensor<2x6xi64>
+// CHECK-NOT: train.broadcast_to
+// CHECK: return %[[T]], %arg0, %[[C]]
+func.func @tile(%x: tensor<2x3xf32>) -> (tensor<*xf32>, tensor<*xf32>, tensor<*xi64>) {
+  %r = train.constant dense<[2, 1]> : tensor<2xi64>
+  %ones = train.constant dense<[1, 1]> : tensor<2xi64>
+  %c = train.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi64>
+  %three = train.constant dense<[1, 3]> : tensor<2xi64>
+  %0 = train.onnx_node "Tile"(%x, %r) {node_name = "t", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<*xf32>
+  %1 = train.onnx_node "Tile"(%x, %ones) {node_name = "u", onnx_attrs = {}} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<*xf32>
+  %2 = train.onnx_node "Tile"(%c, %three) {node_name = "v", onnx_attrs = {}} : (tensor<2x2xi64>, tensor<2xi64>) -> tensor<*xi64>
+  return %0, %1, %2 : tensor<*xf32>, tensor<*xf32>, tensor<*xi64>
+}
+
+// -----
+
 // Tests that CastLike casts to the element type of its second input: a
 // train.cast between float types, nothing for the same type.
 

@@ -48,11 +48,31 @@ def build(keras):
     return keras.Model(inputs, outputs)
 
 
+def build_upsampling(keras):
+    """A decoder's upsampling in NHWC: UpSampling2D nearest (Keras 3 writes
+    a repeat, tf2onnx an ONNX Tile on computed data) and bilinear (ONNX
+    Resize, half_pixel), between convolutions and a BatchNorm."""
+    inputs = keras.Input(SAMPLE)
+    x = keras.layers.Conv2D(4, 3, strides=2, padding="same")(inputs)
+    x = keras.layers.UpSampling2D(2)(x)
+    x = keras.layers.Conv2D(4, 3, padding="same", use_bias=False)(x)
+    x = keras.layers.BatchNormalization()(x)
+    x = keras.layers.ReLU()(x)
+    x = keras.layers.UpSampling2D(2, interpolation="bilinear")(x)
+    x = keras.layers.MaxPooling2D(4)(x)
+    x = keras.layers.Flatten()(x)
+    outputs = keras.layers.Dense(CLASSES)(x)
+    return keras.Model(inputs, outputs)
+
+
+MODELS = {"cnn": build, "upsampling": build_upsampling}
+
+
 def keras_reference(keras, tf, weights, x, y, args, dtype):
     """Trains a fresh model holding `weights` in `dtype` with a GradientTape
     loop and plain SGD; returns the step losses and the model."""
     keras.config.set_floatx(dtype)
-    model = build(keras)
+    model = MODELS[args.model](keras)
     model.set_weights([w.astype(dtype) for w in weights])
     opt = keras.optimizers.SGD(learning_rate=args.lr)
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
@@ -119,6 +139,7 @@ def main():
     parser.add_argument("--steps", type=int, default=4)
     parser.add_argument("--tolerance", type=float, default=1e-4)
     parser.add_argument("--workdir")
+    parser.add_argument("--model", choices=sorted(MODELS), default="cnn")
     parser.add_argument("--export", choices=["recipe", "default"],
                         default="recipe",
                         help="default: tf2onnx's defaults, compiled only "
@@ -130,7 +151,7 @@ def main():
     from keras_export import export_for_training
 
     keras.utils.set_random_seed(0)
-    model = build(keras)
+    model = MODELS[args.model](keras)
     weights = model.get_weights()
     work = args.workdir or tempfile.mkdtemp(prefix="keras-parity-")
     os.makedirs(work, exist_ok=True)
@@ -151,8 +172,8 @@ def main():
         losses, trained = keras_reference(keras, tf, weights, x, y, args,
                                           dtype)
         ref[dtype] = (losses, state(trained, names))
-    return judge(f"parity keras sgd steps={args.steps}", ours, ref["float32"],
-                 ref["float64"], args.tolerance)
+    return judge(f"parity keras {args.model} sgd steps={args.steps}", ours,
+                 ref["float32"], ref["float64"], args.tolerance)
 
 
 if __name__ == "__main__":

@@ -148,6 +148,35 @@ class UpsampleDecoder(nn.Module):
         return self.head(torch.flatten(y, 1))
 
 
+class ResizeWhere(nn.Module):
+    """A segmentation-style decoder: nearest upsampling by 2 (ONNX Resize,
+    asymmetric/floor), bilinear upsampling (half_pixel) and bilinear
+    downsampling with align_corners, between convolutions; a leaky
+    activation written as torch.where(y > 0, y, 0.2 y) (Greater + Where on
+    computed data) and a masked_fill by a constant mask (Where with a
+    constant condition), then a linear head. Exported at opset 17."""
+
+    opset = 17
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(4, 6, 3, padding=1)
+        self.conv2 = nn.Conv2d(6, 4, 3, padding=1)
+        self.register_buffer("mask", torch.rand(12, 12) < 0.3)
+        self.head = nn.Linear(4 * 6 * 6, 10)
+
+    def forward(self, x):
+        f = nn.functional
+        y = f.interpolate(self.conv1(x), scale_factor=2, mode="nearest")
+        y = torch.where(y > 0, y, 0.2 * y)
+        y = f.interpolate(self.conv2(y), scale_factor=1.5, mode="bilinear",
+                          align_corners=False)
+        y = y.masked_fill(self.mask, -0.5)
+        y = f.interpolate(y, size=(6, 6), mode="bilinear",
+                          align_corners=True)
+        return self.head(torch.flatten(y, 1))
+
+
 class EinsumAttention(nn.Module):
     """Two-head self-attention written with torch.einsum (ONNX Einsum):
     a projection "bnd,de->bne", scores "bhid,bhjd->bhij" and the weighted
@@ -240,6 +269,7 @@ MODELS = {
     "vit": (FashionViT, (1, 28, 28), 10),
     "upsample": (UpsampleDecoder, (8, 4, 4), 10),
     "einsum-attention": (EinsumAttention, (4, 8), 10),
+    "resize-where": (ResizeWhere, (4, 4, 4), 10),
     # Sequences of 16 token ids (8 for the stacked bidirectional LSTM).
     "lstm": (LSTMClassifier, (16,), 10),
     "bilstm": (BiLSTMClassifier, (8,), 10),

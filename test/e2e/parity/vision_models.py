@@ -5,6 +5,7 @@ what users get), with 10 classes, dropout and stochastic depth off (both
 sides must compute the same function), and fed 32x32 images (64x64 for
 EfficientNet) instead of 224x224, so that a few steps take seconds.
 """
+import torch
 import torch.nn as nn
 
 # torchvision is imported by the constructors: parity.py's importers (the GPU
@@ -64,8 +65,26 @@ class ConvNeXtStack(nn.Module):
         return self.net(x)
 
 
+class NormalizedPadded(nn.Module):
+    """swin_v2's cosine attention in small: F.normalize (ONNX ReduceL2) of
+    a linear layer's output over rows that include zero padding (swin_v2
+    pads its feature maps to whole windows), whose norms are exactly zero:
+    PyTorch passes them no gradient, and neither may traincc."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 8, bias=False)
+        self.head = nn.Linear(4 * 8, 10)
+
+    def forward(self, x):
+        x = nn.functional.pad(x, (0, 0, 0, 2))
+        q = nn.functional.normalize(self.proj(x), dim=-1)
+        return self.head(torch.flatten(q, 1))
+
+
 MODELS = {
     "mobilenet-v3-small": (MobileNetV3Small, (3, 32, 32), 10),
     "efficientnet-b0": (EfficientNetB0, (3, 64, 64), 10),
     "convnext-stack": (ConvNeXtStack, (3, 32, 32), 10),
+    "normalize-padded": (NormalizedPadded, (2, 6), 10),
 }

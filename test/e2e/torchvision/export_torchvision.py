@@ -27,6 +27,7 @@ output shape for the export's example batch.
 """
 
 import argparse
+import inspect
 import sys
 import warnings
 
@@ -92,6 +93,12 @@ def main():
     model.train(args.mode == "train")
 
     example = torch.randn(args.batch, 3, args.image_size, args.image_size)
+    # PyTorch 2.9 and later default to the torch.export-based exporter,
+    # which ignores `training` and writes opset 18 at least; the TorchScript
+    # exporter keeps training mode and opset 15 (swin_v2 exports there only:
+    # PyTorch 1.13 has no aten::zero).
+    legacy = ({"dynamo": False} if "dynamo" in
+              inspect.signature(torch.onnx.export).parameters else {})
     torch.onnx.export(
         model, example, args.output,
         training=MODES[args.mode],
@@ -99,7 +106,8 @@ def main():
         opset_version=15,
         input_names=["input"],
         output_names=["logits"],
-        dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+        dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
+        **legacy)
 
     reference = fuse(model) if args.mode == "eval" else model
     params = [p for p in reference.parameters() if p.requires_grad]

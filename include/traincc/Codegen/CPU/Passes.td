@@ -224,6 +224,13 @@ def VectorizeContractionsPass
     8), chosen for the fewest loads per multiply-add; otherwise up to 8
     neighbours along one such loop, or along the last outer parallel loop.
 
+    When the inputs that the reduction reads exceed `cache-bytes`, the
+    outermost reduction loop runs in blocks around the whole nest, each
+    block's inputs small enough to stay cached while every output tile
+    walks them; the outputs (or the lanes' sums) are added to memory once
+    per block. Vectors of outputs still add their products in the scalar
+    order; a reduction's lanes are summed once per block.
+
     Other linalg ops, and f16 ops when the CPU lacks F16C (`f16c=false`:
     each lane would widen through a libgcc call), are left alone. Run it
     after `traincc-order-loops-for-vectorization` (and the outlining),
@@ -238,6 +245,9 @@ def VectorizeContractionsPass
     Option<"f16c", "f16c", "bool", /*default=*/"true",
            "The target CPU has F16C (vector f16 conversions); without it "
            "f16 contractions stay scalar">,
+    Option<"cacheBytes", "cache-bytes", "int64_t", /*default=*/"524288",
+           "Bytes of input that one block of the outermost reduction loop "
+           "may read (half of a 1 MiB L2); larger reductions run in blocks">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

@@ -13,6 +13,9 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 
+#include <optional>
+#include <utility>
+
 namespace traincc::codegen {
 
 /// Bytes one element of an integer or float type takes (sub-byte types
@@ -26,6 +29,11 @@ int64_t staticByteSize(mlir::ShapedType type);
 /// allocation or function argument they start from; `value` itself when it
 /// is not a memref.
 mlir::Value rootBuffer(mlir::Value value);
+
+/// The bytes [begin, end) of its root buffer that `value` may touch, when
+/// it is a `memref.view` at a constant offset (a temporary of the planned
+/// workspace) or a subview, reshape or cast of one; nullopt otherwise.
+std::optional<std::pair<int64_t, int64_t>> staticByteRange(mlir::Value value);
 
 } // namespace traincc::codegen
 

@@ -102,7 +102,34 @@ def FuseElementwisePass
     function returns (a weight copy, written but not read), its argument
     is put back as the destination, so that bufferization still updates
     the parameter in place.
+
+    With `cpu-kernels` (the CPU steps, where each kernel is a loop nest and
+    a launch costs nothing) the cost model changes in three ways:
+    - A producer read through a broadcast (a per-channel factor) fuses only
+      when it computes nothing (a copy or a conversion): LLVM would hoist
+      the repeated arithmetic out of the innermost loop at best, and the
+      32-element kernel it saves is negligible on the CPU. Nor does a
+      reduction take in a producer's arithmetic: LLVM splits a vectorized
+      sum across lanes as the loop body suggests, so its rounding would
+      depend on what fused (`--recompute` fuses more into a sum than a
+      saved activation does, and must not change the trajectory).
+    - A consumer is not expanded through a `collapse_shape` whose
+      innermost source dimension is shorter than a vector (8): max
+      pooling's 2x2 windows would become a 2-iteration innermost loop, and
+      the mask's own contiguous pass costs less.
+    - Sibling reductions are merged: two `linalg.generic`s with the same
+      loops and iterator types, at least one reduction, that read one
+      tensor through the same map and do not depend on each other become
+      one generic with both bodies and both outputs. BatchNorm's backward
+      sums (sum of dy, sum of dy * (x - mean)) then read dy in one pass.
+      The GPU steps keep them apart: their reduction kernels are mapped by
+      the shape of one output.
   }];
+  let options = [
+    Option<"cpuKernels", "cpu-kernels", "bool", /*default=*/"false",
+           "Use the CPU cost model (traincc's CPU steps): no repeated "
+           "broadcast arithmetic, sibling reductions merged">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
@@ -126,6 +153,48 @@ def SplitEmptyTensorsPass
     packs the CNN example's step 2% tighter than the plan does alone.
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def PadInProducerPass : Pass<"traincc-pad-in-producer", "mlir::ModuleOp"> {
+  let summary = "Lets the producer of a padded tensor write into the padded "
+                "tensor's interior";
+  let description = [{
+    Runs before one-shot bufferization. A convolution reads its input
+    padded (`tensor.pad` by a constant); bufferized, the pad is a new buffer
+    filled with the constant, into whose interior the unpadded value is
+    copied: a read and a write of each activation (and each gradient
+    that a data-gradient convolution reads padded) per step. When the
+    value is a `linalg.generic`'s result written into an empty tensor, the
+    generic writes it into the interior (`tensor.extract_slice`) of the
+    filled padded tensor instead, and an `insert_slice` of the same slice,
+    which bufferizes to nothing, replaces the pad. The value's other users
+    read it there, with the padded tensor's row stride. Nothing is
+    computed differently.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def SplitSharedFillsPass
+    : Pass<"traincc-split-shared-fills", "mlir::ModuleOp"> {
+  let summary = "Gives each destination of a linalg.fill its own fill";
+  let description = [{
+    Runs right before one-shot bufferization. CSE merges equal fills (the
+    zeros every convolution of one shape accumulates into) across a whole
+    step; bufferization then fills one buffer and copies it into each
+    destination that it writes in place: a read and a write of the whole
+    tensor per convolution (two thirds of a ResNet step's copied bytes).
+    With one fill (and one `tensor.empty` under it) per destination, each
+    is filled where it is used. Uses that only read the fill keep the
+    original. Nothing is computed differently.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
 }
 
 #endif // TRAINCC_CODEGEN_COMMON_PASSES_TD

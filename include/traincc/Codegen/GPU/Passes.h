@@ -20,6 +20,11 @@ namespace traincc {
 /// (traincc-prepare-gpu-steps plans it, traincc-pack-gpu-workspace packs it).
 constexpr int64_t kGPUWorkspaceAlignment = 256;
 
+/// Alignment of every pointer a launch plan passes to a kernel (a device
+/// allocation plus a planned offset): the launch plan builder checks it,
+/// traincc-annotate-kernel-pointers declares it to LLVM.
+constexpr int64_t kGPUKernelPointerAlignment = 16;
+
 #define GEN_PASS_DECL
 #include "traincc/Codegen/GPU/Passes.h.inc"
 

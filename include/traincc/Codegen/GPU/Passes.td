@@ -331,6 +331,40 @@ def MergeKernelModulesPass
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def AnnotateKernelPointersPass
+    : Pass<"traincc-annotate-kernel-pointers", "mlir::ModuleOp"> {
+  let summary = "Declares the kernels' buffer arguments 16-byte aligned and "
+                "not aliasing each other, so that their global accesses "
+                "become vector and read-only-cache loads";
+  let description = [{
+    Runs on the outlined kernels, before the NVVM lowering. Kernels take
+    bare pointers, of which LLVM must assume only the element's alignment
+    and that any two may overlap: its load/store vectorizer (part of the
+    NVPTX backend at -O3) then leaves adjacent accesses as scalar
+    `ld.global.b32`, and a sum kept in an output buffer is stored and
+    reloaded on every term, since a store to it might change an input.
+
+    The launch plan says more. Each pointer is a device allocation
+    (`cuMemAlloc`: 256-byte aligned) plus a planned offset: a state
+    tensor's (64-byte aligned; state tensors are disjoint), a workspace
+    temporary's, or 0, and the workspace, the state arena, the data and the
+    parameter block are separate allocations. The plan builder rejects an
+    offset that is not a multiple of `kGPUKernelPointerAlignment` (16) and
+    two pointers of one launch that are equal. So each memref argument of a
+    `gpu.func` kernel that every `gpu.launch_func` of it fills with a step
+    function argument gets `llvm.align = 16`, and `llvm.noalias` unless a
+    launch passes that function argument in another position too. LLVM
+    then merges accesses it proves adjacent and aligned into
+    `ld.global.v4`/`v2` (`st.global` likewise), keeps sums in registers,
+    and reads buffers a kernel never writes through the read-only cache
+    (`ld.global.nc`). An argument some launch fills with anything else (a
+    value computed in the step, which the plan would not accept anyway) is
+    left alone. The emulated kernels (CPU) do not need this.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 def SerializeGPUModulesPass
     : Pass<"traincc-serialize-gpu-modules", "mlir::ModuleOp"> {
   let summary = "Translates each gpu.module to PTX, the modules in parallel";

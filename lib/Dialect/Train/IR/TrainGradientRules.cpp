@@ -385,6 +385,24 @@ LogicalResult MinimumOp::emitGradient(GradientEmitter &e) {
   return selectRule(*this, e.getGradient(getResult()), e);
 }
 
+/// dy goes to the picked operand, zero to the other, each summed back to
+/// its own (broadcast) shape; the condition gets no gradient.
+LogicalResult SelectOp::emitGradient(GradientEmitter &e) {
+  Value dy = e.getGradient(getResult());
+  OpBuilder &b = e.getBuilder();
+  Location loc = getLoc();
+  Value zero = e.scalar(loc, tensorType(dy).getElementType(), 0.0);
+  if (e.isActive(getTrueValue()))
+    e.addGradient(getTrueValue(),
+                  e.sumTo(loc, SelectOp::create(b, loc, getCondition(), dy, zero),
+                          getTrueValue().getType()));
+  if (e.isActive(getFalseValue()))
+    e.addGradient(getFalseValue(),
+                  e.sumTo(loc, SelectOp::create(b, loc, getCondition(), zero, dy),
+                          getFalseValue().getType()));
+  return success();
+}
+
 LogicalResult CastOp::emitGradient(GradientEmitter &e) {
   Value dy = e.getGradient(getResult());
   e.addGradient(getInput(), CastOp::create(e.getBuilder(), getLoc(),

@@ -471,6 +471,37 @@ TRAIN_BROADCAST_SHAPE_FUNCTION(MaximumOp)
 TRAIN_BROADCAST_SHAPE_FUNCTION(MinimumOp)
 #undef TRAIN_BROADCAST_SHAPE_FUNCTION
 
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  if (failed(inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types)))
+    return failure();
+  types.back() = cast<RankedTensorType>(types.back())
+                     .clone(IntegerType::get(context, 1));
+  return success();
+}
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  if (failed(inferBroadcast(loc, adaptor.getTrueValue(),
+                            adaptor.getFalseValue(), types)))
+    return failure();
+  auto values = cast<RankedTensorType>(types.back());
+  ArrayRef<int64_t> condition =
+      rankedType(adaptor.getCondition()).getShape();
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(condition, values.getShape());
+  if (failed(shape))
+    return emitOptionalError(loc, "condition shape ", shapeString(condition),
+                             " does not broadcast with ",
+                             shapeString(values.getShape()));
+  types.back() = values.clone(*shape);
+  return success();
+}
+
 LogicalResult ClipOp::verify() {
   if (getMin() && getMax() &&
       getMin()->convertToFloat() > getMax()->convertToFloat())

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define TRAINCC_ABI_VERSION 8
+#define TRAINCC_ABI_VERSION 9
 
 typedef enum {
   TRAINCC_DTYPE_F32 = 0,
@@ -153,7 +153,9 @@ typedef struct {
  * memory plan of the step's temporaries), the step's data (input, target,
  * outputs) and a small parameter block holding the step's scalars (lr,
  * step, grad_scale, rng_seed), which kernels read from device memory so
- * that the captured graph stays valid when they change. */
+ * that the captured graph stays valid when they change. Each of those
+ * buffers is a device allocation and every offset a multiple of 16: the
+ * kernels are compiled to assume 16-byte aligned pointers. */
 
 /* The device buffer a kernel pointer argument points into, or a value. */
 typedef enum {
@@ -218,6 +220,12 @@ typedef struct {
   traincc_memory_plan memory; /* of the workspace */
 } traincc_gpu_program;
 
+/* Initialised bytes of the state arena: `bytes` bytes at arena `offset`. */
+typedef struct {
+  uint64_t offset;
+  uint64_t bytes;
+} traincc_initial_run;
+
 typedef struct {
   uint32_t abi_version; /* TRAINCC_ABI_VERSION */
   const char *model_name;
@@ -247,8 +255,15 @@ typedef struct {
   int32_t num_state;
   const traincc_state_tensor *state;
   uint64_t state_bytes;
-  const uint8_t *initial_state; /* state_bytes bytes: trained tensors hold
-                                   the ONNX initializers, the rest zeros */
+  /* Without initial runs: state_bytes bytes, trained tensors holding the
+     ONNX initializers and the rest zeros. With them: only the runs' bytes,
+     back to back, and the arena is zero outside the runs. Gradients and
+     optimizer state (2-3x the weights) would otherwise fill the trainer
+     with zeros, and a large model's image past what 32-bit relocations
+     reach. */
+  const uint8_t *initial_state;
+  int32_t num_initial_runs;
+  const traincc_initial_run *initial_runs; /* ascending, disjoint */
   uint64_t workspace_bytes;
 
   const uint8_t *onnx_model; /* the model as compiled, for --export */

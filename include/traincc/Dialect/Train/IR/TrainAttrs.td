@@ -37,6 +37,26 @@ def Train_Reduction : I32EnumAttr<"Reduction", "loss reduction", [
   let cppNamespace = "::traincc::train";
 }
 
+// The comparison of `train.compare`; ordered, so a NaN operand compares
+// false, as in ONNX.
+def Train_ComparePredicate : I32EnumAttr<"ComparePredicate",
+    "elementwise comparison", [
+    I32EnumAttrCase<"Eq", 0, "eq">,
+    I32EnumAttrCase<"Lt", 1, "lt">,
+    I32EnumAttrCase<"Le", 2, "le">,
+    I32EnumAttrCase<"Gt", 3, "gt">,
+    I32EnumAttrCase<"Ge", 4, "ge">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::traincc::train";
+}
+
+def Train_ComparePredicateAttr
+    : EnumAttr<Train_Dialect, Train_ComparePredicate, "compare_predicate"> {
+  // Printed as the bare word: `train.compare gt %x, %y`.
+  let assemblyFormat = "$value";
+}
+
 def Train_ReductionAttr : EnumAttr<Train_Dialect, Train_Reduction, "reduction">;
 
 def Train_ParamKindAttr : EnumAttr<Train_Dialect, Train_ParamKind, "param_kind">;

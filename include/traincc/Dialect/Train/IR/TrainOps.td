@@ -368,6 +368,51 @@ def Train_MinimumOp
   let hasFolder = 1;
 }
 
+def Train_CompareOp : Train_ComputeOp<"compare"> {
+  let summary = "elementwise comparison with broadcasting, to a bool tensor";
+  let description = [{
+    ONNX Equal, Less, LessOrEqual, Greater and GreaterOrEqual on computed
+    float data: the condition of a `train.select`. Ordered: a NaN operand
+    compares false. It has no gradient (its result is not a float); the
+    lowering of `train.select` computes the comparison inline, so a
+    condition used only by selects is never stored.
+
+    ```mlir
+    %c = train.compare gt %x, %zero
+        : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xi1>
+    ```
+  }];
+  let arguments = (ins Train_ComparePredicateAttr:$predicate,
+                       Train_FloatTensor:$lhs, Train_FloatTensor:$rhs);
+  let results = (outs StaticShapeTensorOf<[I1]>:$result);
+  let assemblyFormat = [{
+    $predicate $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Train_SelectOp : Train_ComputeOp<"select", [Train_Differentiable]> {
+  let summary = "picks each element from one of two tensors by a condition";
+  let description = [{
+    ONNX Where on computed data: the result takes `true_value` where
+    `condition` holds and `false_value` elsewhere; the three shapes
+    broadcast as in numpy. The gradient goes to the operand that was
+    picked (the other gets zero there), summed over broadcast axes.
+
+    ```mlir
+    %y = train.select %c, %x, %neg_inf
+        : (tensor<8x16xi1>, tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[I1]>:$condition,
+                       Train_FloatTensor:$true_value,
+                       Train_FloatTensor:$false_value);
+  let results = (outs Train_FloatTensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $true_value `,` $false_value attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
 def Train_ReluOp : Train_UnaryOp<"relu", [Train_Differentiable]> {
   let summary = "max(x, 0)";
   let description = [{

@@ -107,6 +107,11 @@ private:
   uint64_t size_ = 0;
 };
 
+/// The compiled initial bytes of the state arena at `offset` (`bytes` of
+/// them, inside one initial run), or null where the arena starts at zero.
+const uint8_t *initialStateAt(const traincc_model &model, uint64_t offset,
+                              uint64_t bytes);
+
 /// The state arena and the step workspace, allocated once per run; the
 /// arena starts as a copy of the model's initial_state.
 struct ModelMemory {

@@ -71,18 +71,29 @@ def main():
                           mode="wrap")],
         [x], [tensor("y", ["N", 3, 6, 6])], 19,
         [ints("pads", [0, 0, 1, 1, 0, 0, 1, 1])])
-    # Ops traincc does not import, new (Mish) or changed (Resize) after
-    # opset 17, next to one that never changed (Erf): all listed by the
-    # legalisation, none by the checker.
+    # Ops traincc does not import, new after opset 17 (Mish, CenterCropPad),
+    # next to one that never changed (Erf): all listed by the legalisation,
+    # none by the checker.
     models["unsupported"] = model(
         "unsupported",
         [helper.make_node("Mish", ["x"], ["g"], name="mish"),
-         helper.make_node("Resize", ["x", "", "scales"], ["r"], name="resize",
-                          mode="nearest"),
+         helper.make_node("CenterCropPad", ["x", "crop"], ["r"], name="crop"),
          helper.make_node("Erf", ["x"], ["e"], name="erf"),
          helper.make_node("Add", ["g", "e"], ["y"], name="add")],
         [tensor("x", ["N", 4])], [tensor("y", ["N", 4])], 20,
-        [helper.make_tensor("scales", TensorProto.FLOAT, [2], [1.0, 1.0])])
+        [ints("crop", [2, 4])])
+    # Resize-19, hidden from the checker: scales for the listed axes only
+    # (Resize-18 `axes`) and half_pixel_symmetric coordinates (19); the
+    # Relu after it gets its type from the legalised value.
+    models["resize19"] = model(
+        "resize19",
+        [helper.make_node("Resize", ["x", "", "scales"], ["r"], name="resize",
+                          mode="linear", axes=[2, 3],
+                          coordinate_transformation_mode=
+                          "half_pixel_symmetric"),
+         helper.make_node("Relu", ["r"], ["y"], name="relu")],
+        [tensor("x", ["N", 2, 3, 4])], [tensor("y", ["N", 2, 6, 6])], 19,
+        [helper.make_tensor("scales", TensorProto.FLOAT, [2], [2.0, 1.5])])
     # Ops new in opsets 18..20 that traincc imports, hidden from the
     # checker and shape inference (which know opset 17): Gelu (tanh),
     # Split with num_outputs (uneven: 2, 2, 1), GroupNormalization, and
