@@ -403,13 +403,13 @@ def step_flops(report):
     """FLOPs of one optimizer step (micro_step + apply_step) from
     `traincc --report`'s totals, or None."""
     total, found = 0.0, set()
-    units = {"FLOP": 1, "kFLOP": 1e3, "MFLOP": 1e6, "GFLOP": 1e9,
+    units = {"FLOP": 1, "KFLOP": 1e3, "MFLOP": 1e6, "GFLOP": 1e9,
              "TFLOP": 1e12}
     for line in report.splitlines():
         for step in ("micro_step", "apply_step"):
             if line.startswith(step + ":") and "FLOP" in line:
                 value, unit = line.rsplit(",", 1)[1].split()
-                total += float(value) * units[unit]
+                total += float(value) * units[unit.upper()]
                 found.add(step)
     return total if found == {"micro_step", "apply_step"} else None
 
