@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -22,6 +23,8 @@
 #include "onnx/version_converter/convert.h"
 
 #include <climits>
+#include <csetjmp>
+#include <csignal>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -524,6 +527,46 @@ private:
   int waiting = 0;
 };
 
+/// Where a crash inside libonnx's shape inference jumps back to.
+sigjmp_buf *inferenceCrashTarget = nullptr;
+
+void onInferenceCrash(int signal) { siglongjmp(*inferenceCrashTarget, signal); }
+
+/// Runs `infer` (libonnx shape inference) and returns false if it crashed.
+/// libonnx 1.12 dereferences what some malformed graphs leave unset (a
+/// Keras export whose Reshapes disagree with its convolutions segfaulted
+/// in it); that must be an error naming the problem, not a crash. The
+/// compile stops right after, so the state a crash leaves behind in
+/// libonnx does not matter.
+bool runInferenceGuarded(llvm::function_ref<void()> infer) {
+  static const int signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+  struct sigaction guard = {}, previous[std::size(signals)];
+  guard.sa_handler = onInferenceCrash;
+  sigemptyset(&guard.sa_mask);
+  guard.sa_flags = SA_NODEFER;
+  sigjmp_buf target;
+  inferenceCrashTarget = &target;
+  for (size_t i = 0; i < std::size(signals); ++i)
+    sigaction(signals[i], &guard, &previous[i]);
+  auto restore = llvm::make_scope_exit([&] {
+    for (size_t i = 0; i < std::size(signals); ++i)
+      sigaction(signals[i], &previous[i], nullptr);
+    inferenceCrashTarget = nullptr;
+  });
+  if (sigsetjmp(target, /*savemask=*/1) != 0)
+    return false;
+  infer();
+  return true;
+}
+
+/// The error for a crash in libonnx's shape inference.
+InFlightDiagnostic inferenceCrashError(Location loc) {
+  return emitError(loc)
+         << "ONNX shape inference crashed on this model: it is probably "
+            "malformed (onnx.checker.check_model(model, full_check=True) "
+            "names the node); re-export it";
+}
+
 LogicalResult inferShapes(onnx::ModelProto &model, int64_t opset,
                           Location loc) {
   // Node-level inference errors are left to the legalisation, which
@@ -537,8 +580,11 @@ LogicalResult inferShapes(onnx::ModelProto &model, int64_t opset,
     ShapeData data;
     try {
       InferenceShield shield(model, opset, collectRanks(model.graph()));
-      onnx::shape_inference::InferShapes(
-          model, onnx::OpSchemaRegistry::Instance(), options, &data);
+      if (!runInferenceGuarded([&] {
+            onnx::shape_inference::InferShapes(
+                model, onnx::OpSchemaRegistry::Instance(), options, &data);
+          }))
+        return inferenceCrashError(loc);
     } catch (const std::exception &e) {
       return emitError(loc)
              << "ONNX shape inference failed: " << oneLine(e.what());
@@ -571,7 +617,9 @@ LogicalResult resolvePads(onnx::ModelProto &model, int64_t opset,
     try {
       InferenceShield shield(model, kMaxCheckedOpset,
                              collectRanks(model.graph()));
-      onnx::shape_inference::InferShapes(model);
+      if (!runInferenceGuarded(
+              [&] { onnx::shape_inference::InferShapes(model); }))
+        return inferenceCrashError(loc);
     } catch (const std::exception &e) {
       return emitError(loc)
              << "ONNX shape inference failed: " << oneLine(e.what());
