@@ -31,7 +31,9 @@ struct PadInProducerPass
   /// which replaces the pad.
   void padInProducer(RewriterBase &rewriter, tensor::PadOp pad) {
     RankedTensorType paddedType = pad.getResultType();
-    auto constant = pad.getConstantPaddingValue().getDefiningOp<arith::ConstantOp>();
+    Value padding = pad.getConstantPaddingValue();
+    auto constant =
+        padding ? padding.getDefiningOp<arith::ConstantOp>() : nullptr;
     auto producer = pad.getSource().getDefiningOp<linalg::GenericOp>();
     if (!constant || !paddedType.hasStaticShape() || !producer ||
         producer->getNumResults() != 1 || !producer.hasPureTensorSemantics())

@@ -56,3 +56,28 @@ func.func @untouched(%x: tensor<4x4xf32>, %acc: tensor<4x4xf32>) -> (tensor<6x6x
   } : tensor<4x4xf32> to tensor<6x6xf32>
   return %p, %q : tensor<6x6xf32>, tensor<6x6xf32>
 }
+
+// -----
+
+// Tests that a pad whose value is not one constant (it depends on the
+// position) stays a pad.
+// CHECK-LABEL: func.func @position_dependent_padding
+// CHECK: tensor.pad
+// CHECK-NOT: tensor.insert_slice
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @position_dependent_padding(%x: tensor<4x4xf32>) -> tensor<6x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  %p = tensor.pad %r low[1, 1] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    %v = arith.index_cast %i : index to i32
+    %f = arith.sitofp %v : i32 to f32
+    tensor.yield %f : f32
+  } : tensor<4x4xf32> to tensor<6x6xf32>
+  return %p : tensor<6x6xf32>
+}
