@@ -20,12 +20,6 @@ using namespace traincc::onnx_import;
 
 namespace {
 
-LogicalResult finishWithConstant(const ONNXNode &node, RewriterBase &rewriter,
-                                 DenseElementsAttr value) {
-  FailureOr<Value> constant = createNodeConstant(node, rewriter, value);
-  return failed(constant) ? failure() : finishNode(node, rewriter, *constant);
-}
-
 /// The element type of ONNX TensorProto data type `code`, when a Train
 /// tensor can hold it.
 Type getONNXElementType(MLIRContext *context, int64_t code) {

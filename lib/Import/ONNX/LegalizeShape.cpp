@@ -48,13 +48,6 @@ LogicalResult finishWithReshape(const ONNXNode &node, RewriterBase &rewriter,
       train::ReshapeOp::create(rewriter, node.getLoc(), type, *input));
 }
 
-/// Replaces the node by a constant folded from `value`.
-LogicalResult finishWithConstant(const ONNXNode &node, RewriterBase &rewriter,
-                                 DenseElementsAttr value) {
-  FailureOr<Value> constant = createNodeConstant(node, rewriter, value);
-  return failed(constant) ? failure() : finishNode(node, rewriter, *constant);
-}
-
 /// Replaces the node by a strided view of `constant` folded to a constant of
 /// `resultType`: its element at index r reads `constant`'s element at linear
 /// position offset + sum of r[i] * strides[i]. Transpose and Slice fold so.

@@ -20,12 +20,6 @@ using namespace traincc::onnx_import;
 
 namespace {
 
-LogicalResult finishWithConstant(const ONNXNode &node, RewriterBase &rewriter,
-                                 DenseElementsAttr value) {
-  FailureOr<Value> constant = createNodeConstant(node, rewriter, value);
-  return failed(constant) ? failure() : finishNode(node, rewriter, *constant);
-}
-
 /// Inputs 0..count-1 as constants; else an error naming the first input
 /// that is computed.
 /// Mod with broadcasting. fmod=0 (integers only): the remainder takes the

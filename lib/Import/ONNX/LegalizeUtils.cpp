@@ -183,6 +183,13 @@ FailureOr<Value> onnx_import::createNodeConstant(const ONNXNode &node,
   return createConstant(rewriter, node.getLoc(), value);
 }
 
+LogicalResult onnx_import::finishWithConstant(const ONNXNode &node,
+                                              RewriterBase &rewriter,
+                                              DenseElementsAttr value) {
+  FailureOr<Value> constant = createNodeConstant(node, rewriter, value);
+  return failed(constant) ? failure() : finishNode(node, rewriter, *constant);
+}
+
 DenseElementsAttr onnx_import::pickElements(DenseElementsAttr source,
                                             RankedTensorType type,
                                             ArrayRef<int64_t> indices) {

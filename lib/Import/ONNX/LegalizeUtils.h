@@ -112,6 +112,11 @@ mlir::FailureOr<mlir::Value> createNodeConstant(const ONNXNode &node,
                                                 mlir::RewriterBase &rewriter,
                                                 mlir::DenseElementsAttr value);
 
+/// Replaces the node by a constant folded from `value`.
+mlir::LogicalResult finishWithConstant(const ONNXNode &node,
+                                       mlir::RewriterBase &rewriter,
+                                       mlir::DenseElementsAttr value);
+
 /// The node's inputs that are constants, in order: all of them when a
 /// variadic node (Concat, Max, Min) can fold.
 llvm::SmallVector<mlir::DenseElementsAttr>
