@@ -44,9 +44,12 @@ Last, how close each peer comes to the machine: the step's FLOPs as
 convolution's data gradient counts only its real products) per second of
 each peer's step, against a fused multiply-add probe (a C program built
 with the system compiler: 12 independent chains of 512-bit FMAs, or
-256-bit without AVX-512; best of 3 runs, times the threads). One figure per
-step, not per kernel class: `perf record` on the trainer splits it by
-kernel (see bench/RESULTS.md).
+256-bit without AVX-512; best of 3 runs, times the threads). Then
+traincc's micro_step by kernel class (convolution forward, data and filter
+gradients, matmul, pooling, reductions, elementwise, copies), from a second
+trainer built with `traincc --profile-kernels`: each class's GFLOP/s
+against the FMA probe, and the memory-bound classes' GB/s against a
+memory probe (a triad over three 64 MiB arrays on the same threads).
 
 Usage: /usr/bin/python3 bench/cpu_peers.py [--model cnn|resnet18|mlp|all]
            [--threads 2] [--steps S] [--quick] [--repeats R] [--no-setup]
@@ -366,7 +369,10 @@ def run_peers(name, args, pythons, work, data, plan):
                                     args.repeats, plan["short"])["traincc"]
         rows.append(("traincc", {"step": step, "rss": rss,
                                  "compile": compile_s,
-                                 "flops": step_flops(compiled.stdout)}))
+                                 "flops": step_flops(compiled.stdout),
+                                 "classes": kernel_classes(
+                                     args, onnx_path, cfg, work, data,
+                                     plan["trainer_steps"])}))
 
     spec = dict(data=data, weights=weights, onnx=onnx_path, work=work,
                 trainable=trainable, threads=args.threads, warmup=warmup,
@@ -397,6 +403,41 @@ def run_peers(name, args, pythons, work, data, plan):
                      if isinstance(result, dict) else "onnxruntime training",
                      result))
     return rows
+
+
+def kernel_classes(args, onnx_path, cfg, work, data, steps):
+    """The micro_step's time by kernel class from a second trainer built
+    with `traincc --profile-kernels` ({class: (ms, GFLOP/s, GB/s)}), or a
+    reason string. Apart from the timed trainer: the timers add two calls
+    per kernel."""
+    trainer = os.path.join(work, "trainer-profiled")
+    compiled = subprocess.run(
+        [args.traincc, onnx_path, "--batch-size", str(cfg["batch"]),
+         "--momentum", str(MOMENTUM), "--target", "cpu", "-o", trainer,
+         "--profile-kernels"], capture_output=True, text=True)
+    if compiled.returncode != 0:
+        return "the profiled trainer did not compile"
+    ran = subprocess.run(
+        [trainer, "train", "--train-x", data[0], "--train-y", data[1],
+         "--no-shuffle", "--max-steps", str(max(steps, 3)), "--lr", "0.01",
+         "--threads", str(args.threads)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    classes, in_micro = {}, False
+    for line in ran.stderr.splitlines():
+        if line.startswith("micro_step:"):
+            in_micro = True
+        elif not line.startswith(" "):
+            in_micro = False
+        elif in_micro and "slowest kernels" in line:
+            in_micro = False
+        elif in_micro:
+            # "  conv forward   2   412.345  25.6%  145.2  5.6"
+            fields = line.split()
+            if len(fields) >= 6 and fields[-3].endswith("%"):
+                name = " ".join(fields[:-5])
+                classes[name] = (float(fields[-4]), float(fields[-2]),
+                                 float(fields[-1]))
+    return classes or "the profiled trainer printed no kernel times"
 
 
 def step_flops(report):
@@ -470,6 +511,89 @@ int main(void) {
                                      check=True).stdout.split()[0])
                 for _ in range(3)]
     return max(runs), None
+
+
+def memory_bandwidth(threads):
+    """GB/s of a triad a[i] = b[i] + s * c[i] over three 64 MiB float arrays
+    on `threads` threads (12 bytes moved per element), from a C probe built
+    with the system compiler; (None, reason) if it cannot be built."""
+    source = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+enum { N = 16 << 20 };
+static float *a, *b, *c;
+static int threads;
+static void *triad(void *arg) {
+  long t = (long)arg, begin = N / threads * t,
+       end = t + 1 == threads ? N : N / threads * (t + 1);
+  for (long i = begin; i < end; ++i) a[i] = b[i] + 1.5f * c[i];
+  return 0;
+}
+int main(int argc, char **argv) {
+  threads = atoi(argv[1]);
+  a = malloc(4L * N); b = malloc(4L * N); c = malloc(4L * N);
+  for (long i = 0; i < N; ++i) { a[i] = 0; b[i] = 1; c[i] = 2; }
+  double best = 1e30;
+  for (int r = 0; r < 10; ++r) {
+    pthread_t id[64];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long t = 0; t < threads; ++t) pthread_create(&id[t], 0, triad, (void *)t);
+    for (int t = 0; t < threads; ++t) pthread_join(id[t], 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
+    if (s < best) best = s;
+  }
+  printf("%f %g\n", 12.0 * N / best / 1e9, a[N / 2]);
+  return 0;
+}
+"""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        return None, "no C compiler"
+    import tempfile
+    with tempfile.TemporaryDirectory() as work:
+        with open(os.path.join(work, "triad.c"), "w") as f:
+            f.write(source)
+        exe = os.path.join(work, "triad")
+        built = subprocess.run([compiler, "-O2", "-march=native", "-pthread",
+                                os.path.join(work, "triad.c"), "-o", exe],
+                               capture_output=True, text=True)
+        if built.returncode != 0:
+            return None, "the probe did not build"
+        out = subprocess.run([exe, str(min(threads, 64))],
+                             capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[0]), None
+
+
+def print_kernel_classes(results, threads, peak, bandwidth):
+    """traincc's micro_step by kernel class (`--profile-kernels`): FLOP
+    rates against the FMA probe, byte rates against the triad probe."""
+    print("\ntraincc's micro_step by kernel class (a trainer built with "
+          "--profile-kernels; GFLOP/s against the FMA probe, GB/s against "
+          "the memory probe)")
+    if bandwidth:
+        print(f"  memory probe (triad, {threads} thread(s)): "
+              f"{bandwidth:.1f} GB/s")
+    for name, rows in results:
+        ours = dict(rows).get("traincc")
+        classes = ours.get("classes") if isinstance(ours, dict) else None
+        if not isinstance(classes, dict):
+            print(f"  {name:9} ({classes or 'no kernel times'})")
+            continue
+        total = sum(ms for ms, _, _ in classes.values())
+        for kind, (ms, gflops, gbs) in classes.items():
+            if kind.startswith("conv") or kind == "matmul":
+                share = (f"{100 * gflops / (peak * threads):5.1f}% of FMA "
+                         "peak" if peak else "")
+            else:
+                share = (f"{100 * gbs / bandwidth:5.1f}% of memory probe"
+                         if bandwidth else "")
+            print(f"  {name:9} {kind:22} {ms:9.3f} ms ({100 * ms / total:4.1f}%)"
+                  f" {gflops:7.1f} GFLOP/s {gbs:7.1f} GB/s  "
+                  f"{share}")
 
 
 def print_model(name, rows, threads):
@@ -561,6 +685,8 @@ def main():
     print_ratios(results)
     peak, reason = fma_peak()
     print_machine_fraction(results, args.threads, peak, reason)
+    bandwidth, _ = memory_bandwidth(args.threads)
+    print_kernel_classes(results, args.threads, peak, bandwidth)
     if args.quick:
         print("(--quick: a few steps per peer; the figures are indicative "
               "only, not for bench/RESULTS.md)")

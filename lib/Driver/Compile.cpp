@@ -10,6 +10,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include "traincc/Codegen/CPU/EmitObject.h"
+#include "traincc/Codegen/CPU/Passes.h"
 #include "traincc/Dialect/Train/IR/TrainOps.h"
 #include "traincc/Import/ONNXImporter.h"
 #include "traincc/InitAll.h"
@@ -403,6 +404,9 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
                       llvm::outs());
   PassManager pm(module.getContext());
   stage->time(pm);
+  // After measuring: the timers must not count as kernels themselves.
+  if (options.profileKernels && options.targetCPU)
+    pm.addPass(createTimeKernelsPass());
   CPUCodegenPipelineOptions cpuOptions;
   cpuOptions.cpu = options.cpu;
   buildCPULowerToLLVMPipeline(pm, cpuOptions);

@@ -47,81 +47,6 @@ const StepCost &stepOf(const StepCosts &costs, unsigned index) {
   return stepOf(const_cast<StepCosts &>(costs), index);
 }
 
-uint64_t bytesOf(Type type) {
-  auto shaped = dyn_cast<MemRefType>(type);
-  if (!shaped || !shaped.hasStaticShape())
-    return 0;
-  Type element = shaped.getElementType();
-  uint64_t width = element.isIntOrFloat() ? element.getIntOrFloatBitWidth()
-                                          : 64; // index
-  return shaped.getNumElements() * ((width + 7) / 8);
-}
-
-/// Floating-point operations of one op of a kernel body.
-unsigned flopsOf(Operation *op) {
-  if (isa<math::FmaOp>(op))
-    return 2;
-  if (isa<arith::CmpFOp>(op))
-    return 1;
-  if (op->getNumResults() != 1 || !isa<FloatType>(op->getResult(0).getType()))
-    return 0;
-  if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp,
-          arith::RemFOp, arith::NegFOp, arith::MaximumFOp, arith::MinimumFOp,
-          arith::MaxNumFOp, arith::MinNumFOp>(op))
-    return 1;
-  return isa<math::MathDialect>(op->getDialect()) ? 1 : 0;
-}
-
-/// The cost of a linalg op as a loop nest: its operands' bytes, its body's
-/// FLOPs times its iterations, and a description of both.
-KernelCost costOf(linalg::LinalgOp op) {
-  KernelCost cost;
-  cost.name = op->getName().getStringRef().str();
-  uint64_t iterations = 1;
-  bool known = true;
-  llvm::raw_string_ostream shape(cost.shape);
-  for (auto [index, range] : llvm::enumerate(op.getStaticLoopRanges())) {
-    shape << (index ? "x" : "") << range;
-    if (ShapedType::isDynamic(range))
-      known = false;
-    else
-      iterations *= range;
-  }
-  if (op.getNumLoops() == 0)
-    shape << "1";
-  uint64_t bodyFlops = 0;
-  llvm::raw_string_ostream body(cost.body);
-  op->walk([&](Operation *inner) {
-    if (inner == op.getOperation())
-      return;
-    unsigned flops = flopsOf(inner);
-    if (!flops)
-      return;
-    bodyFlops += flops;
-    StringRef name = inner->getName().getStringRef();
-    body << (cost.body.empty() ? "" : " ")
-         << name.drop_front(name.find('.') + 1);
-  });
-  if (cost.body.empty())
-    cost.body = "-";
-  else if (cost.body.size() > 48)
-    cost.body = cost.body.substr(0, 45) + "...";
-  cost.flops = known ? bodyFlops * iterations : 0;
-  llvm::DenseSet<Value> read, written;
-  for (OpOperand &operand : op->getOpOperands()) {
-    Value value = operand.get();
-    if (!isa<MemRefType>(value.getType()))
-      continue;
-    bool isInit = op.isDpsInit(&operand);
-    if ((!isInit || op.payloadUsesValueFromOperand(&operand)) &&
-        read.insert(value).second)
-      cost.bytes += bytesOf(value.getType());
-    if (isInit && written.insert(value).second)
-      cost.bytes += bytesOf(value.getType());
-  }
-  return cost;
-}
-
 /// The buffer a kernel accesses through `value`: its typed view of a
 /// kernel argument (the argument itself, or a memref.view into the
 /// workspace or the parameter block), as a key and a size.
@@ -139,7 +64,7 @@ Buffer bufferOf(Value value) {
       break;
     value = source;
   }
-  uint64_t bytes = bytesOf(value.getType());
+  uint64_t bytes = memrefBytes(value.getType());
   if (auto view = value.getDefiningOp<memref::ViewOp>())
     if (std::optional<int64_t> shift =
             getConstantIntValue(view.getByteShift()))
@@ -264,20 +189,10 @@ StepCosts traincc::measureLoopNests(ModuleOp bufferized) {
       continue;
     StepCost &step = stepOf(costs, index);
     func.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-        step.kernels.push_back(costOf(linalgOp));
-        return WalkResult::skip();
-      }
-      if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-        KernelCost cost;
-        cost.name = "memref.copy";
-        cost.shape = "-";
-        cost.body = "copy";
-        cost.bytes = bytesOf(copy.getSource().getType()) +
-                     bytesOf(copy.getTarget().getType());
-        step.kernels.push_back(cost);
-      }
-      return WalkResult::advance();
+      if (!isLoopNestKernel(op))
+        return WalkResult::advance();
+      step.kernels.push_back(loopNestCost(op));
+      return WalkResult::skip();
     });
   }
   return costs;
@@ -296,7 +211,7 @@ void GPUCostTracker::tag(ModuleOp bufferized) {
       std::string tagName = (kTagPrefix + llvm::Twine(tagged_.size())).str();
       std::string opName = op->getName().getStringRef().str();
       tagged_.push_back(
-          {opName, linalgOp ? costOf(linalgOp).flops : 0, unsigned(index)});
+          {opName, linalgOp ? loopNestCost(op).flops : 0, unsigned(index)});
       auto tag = StringAttr::get(context, tagName);
       op->walk([&](Operation *inner) {
         inner->setLoc(NameLoc::get(tag, inner->getLoc()));

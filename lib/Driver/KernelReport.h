@@ -29,6 +29,8 @@
 #ifndef TRAINCC_LIB_DRIVER_KERNELREPORT_H
 #define TRAINCC_LIB_DRIVER_KERNELREPORT_H
 
+#include "traincc/Codegen/Common/KernelCost.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -37,19 +39,6 @@
 #include <vector>
 
 namespace traincc {
-
-/// One kernel of a step: a CPU loop nest or a GPU launch.
-struct KernelCost {
-  /// The linalg op (`linalg.matmul`) or the GPU kernel's symbol.
-  std::string name;
-  /// CPU: the iteration space (`64x10x784`); GPU: grid x block (`225x256`).
-  std::string shape;
-  /// CPU: the body's arithmetic (`mulf addf`); GPU: the linalg ops the
-  /// kernel runs (`matmul`, `generic+generic`).
-  std::string body;
-  uint64_t bytes = 0;
-  uint64_t flops = 0;
-};
 
 /// The kernels of one step function, in execution order.
 struct StepCost {

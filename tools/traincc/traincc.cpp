@@ -89,6 +89,15 @@ static cl::opt<bool> report(
              "(CPU loop nests, GPU launches) with the bytes they move and "
              "their FLOPs, and the totals"),
     cl::cat(category));
+static cl::opt<bool> profileKernels(
+    "profile-kernels",
+    cl::desc("Time every CPU kernel of the training and evaluation steps "
+             "(the loop nests --report lists): the trainer then prints, when "
+             "it exits, the time, GFLOP/s and GB/s of each kernel class "
+             "(convolution forward, data and filter gradients, matmul, "
+             "pooling, reductions, elementwise, copies) and the slowest "
+             "kernels, numbered as in --report"),
+    cl::cat(category));
 static cl::opt<unsigned> optLevel(
     "O",
     cl::desc("LLVM optimisation level of the CPU kernels: -O0 to -O3 "
@@ -210,6 +219,7 @@ static std::optional<traincc::CompileOptions> collectOptions() {
   if (batchSize.getNumOccurrences())
     options.batchSize = batchSize;
   options.report = report;
+  options.profileKernels = profileKernels;
   options.timing = timing;
   options.printIRAfter = printIRAfter;
   options.optLevel = optLevel;

@@ -70,6 +70,9 @@ struct CompileOptions {
   /// Print a summary of the model (inputs, outputs, ops, parameters) to
   /// standard output.
   bool report = false;
+  /// Time each CPU kernel of the steps in the trainer, which prints the
+  /// times by kernel class when it exits (--profile-kernels).
+  bool profileKernels = false;
   /// Print each stage's wall time and peak memory, and every pass's time
   /// (--timing), on standard error.
   bool timing = false;

@@ -10,6 +10,7 @@
 
 #include "ConvertTrainToLinalg.h"
 
+#include "traincc/Codegen/Common/KernelCost.h"
 #include "traincc/Codegen/Common/WindowGeometry.h"
 
 #include "traincc/Dialect/Train/IR/TrainOps.h"
@@ -92,6 +93,7 @@ Value buildGroupedConv(OpBuilder &b, Location loc, Value input, Value weight,
   Value result = buildGroupedContraction(b, loc, inputG, weightG, initG,
                                          spatial, inputExprs, weightExprs,
                                          outputExprs, multiplyAccumulate);
+  traincc::setKernelClass(result.getDefiningOp(), TRAINCC_KERNEL_CONV_FORWARD);
   return tensor::CollapseShapeOp::create(b, loc, initType, result,
                                          channelSplit);
 }

@@ -25,6 +25,7 @@
 
 #include "ConvertTrainToLinalg.h"
 
+#include "traincc/Codegen/Common/KernelCost.h"
 #include "traincc/Codegen/Common/WindowGeometry.h"
 
 #include "traincc/Dialect/Train/IR/TrainOps.h"
@@ -108,7 +109,8 @@ Value buildConvGradient(OpBuilder &b, Location loc, RankedTensorType resultType,
                         int64_t groupAxis, int64_t groups, Value lhs, Value rhs,
                         ArrayRef<AffineExpr> lhsExprs,
                         ArrayRef<AffineExpr> rhsExprs,
-                        ArrayRef<AffineExpr> outExprs) {
+                        ArrayRef<AffineExpr> outExprs,
+                        traincc_kernel_class kind) {
   Type element = resultType.getElementType();
   Type accType = accumulatorType(element);
   auto sumType = RankedTensorType::get(resultType.getShape(), accType);
@@ -119,6 +121,7 @@ Value buildConvGradient(OpBuilder &b, Location loc, RankedTensorType resultType,
       buildGroupedContraction(b, loc, lhs, rhs, init,
                               /*spatial=*/rank - 2, lhsExprs, rhsExprs,
                               outExprs, convMultiplyAccumulate);
+  traincc::setKernelClass(result.getDefiningOp(), kind);
   result = tensor::CollapseShapeOp::create(b, loc, sumType, result,
                                            splitAxis(rank, groupAxis));
   return convertElementType(b, loc, result, element);
@@ -234,7 +237,8 @@ Value convBackwardDataByPhases(OpBuilder &b, Location loc,
       auto phaseType = RankedTensorType::get(phaseShape, element);
       Value phaseGrad = buildConvGradient(b, loc, phaseType, /*groupAxis=*/1,
                                           groups, gradG, tapsG, gradExprs,
-                                          weightExprs, outExprs);
+                                          weightExprs, outExprs,
+                                          TRAINCC_KERNEL_CONV_DATA_GRADIENT);
       result = tensor::InsertSliceOp::create(
           b, loc, phaseGrad, result,
           getAsIndexOpFoldResult(context, outOffsets),
@@ -301,7 +305,8 @@ struct ConvBackwardDataLowering
     rewriter.replaceOp(op, buildConvGradient(rewriter, loc, resultType,
                                              /*groupAxis=*/1, groups, gradG,
                                              weightG, gradExprs, weightExprs,
-                                             outExprs));
+                                             outExprs,
+                                             TRAINCC_KERNEL_CONV_DATA_GRADIENT));
     return success();
   }
 };
@@ -353,7 +358,8 @@ struct ConvBackwardFilterLowering
     rewriter.replaceOp(op,
                        buildConvGradient(rewriter, loc, resultType,
                                          /*groupAxis=*/0, groups, inputG, gradG,
-                                         inputExprs, gradExprs, outExprs));
+                                         inputExprs, gradExprs, outExprs,
+                                         TRAINCC_KERNEL_CONV_FILTER_GRADIENT));
     return success();
   }
 };

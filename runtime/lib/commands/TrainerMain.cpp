@@ -4,6 +4,7 @@
 
 #include "traincc/runtime/formats/Plot.h"
 #include "traincc/runtime/support/File.h"
+#include "traincc/runtime/support/KernelProfile.h"
 #include "traincc/runtime/support/Signals.h"
 
 #include <cstdio>
@@ -50,7 +51,11 @@ int runTrainerMain(int argc, char **argv, const traincc_model *model) {
   Expected<ModelInfo> info = inspectModel(model);
   if (!info)
     return fail(info.error());
-  if (Error err = runCommand(*options, *info))
+  Error err = runCommand(*options, *info);
+  // Before an error, which is the last line a user reads.
+  std::fflush(stdout);
+  printKernelProfile(stderr);
+  if (err)
     return fail(err);
   if (std::fflush(stdout) != 0)
     return fail(makeError("cannot write to standard output"));

@@ -30,6 +30,29 @@ def OrderLoopsForVectorizationPass
   ];
 }
 
+def TimeKernelsPass : Pass<"traincc-time-kernels", "mlir::ModuleOp"> {
+  let summary = "Surrounds each kernel of the bufferized step functions "
+                "with calls to the runtime's kernel timers";
+  let description = [{
+    `traincc --profile-kernels`: in `micro_step`, `apply_step` and
+    `eval_step` on buffers, every kernel that `traincc --report` lists (a
+    linalg op or a `memref.copy`, numbered in the same order) gets a call to
+    `traincc_kernel_timer_start()` before it and one to
+    `traincc_kernel_timer_stop(step, index, class, flops, bytes)` after it.
+    The class says what the kernel is for (a convolution's forward, data or
+    filter gradient, a matmul, pooling, a reduction, elementwise arithmetic,
+    copies and fills: ModelABI.h's traincc_kernel_class), and FLOPs and
+    bytes are the report's, so that the trainer can print the GFLOP/s and
+    GB/s each class reaches.
+
+    The calls are opaque to the passes that follow, so each kernel stays a
+    loop nest of its own between them: an instrumented trainer runs the
+    kernels of the uninstrumented one, plus two calls per kernel.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect"];
+}
+
 def PackConvolutionWindowsPass
     : Pass<"traincc-pack-convolution-windows", "mlir::ModuleOp"> {
   let summary = "Copies the input windows of convolutions with short or "

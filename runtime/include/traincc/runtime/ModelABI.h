@@ -325,6 +325,28 @@ void traincc_parallel_for(int64_t count, void *context,
 void traincc_replica_mean(float *data, int64_t count);
 float traincc_replica_count(void);
 
+/* What a CPU kernel is for, in the timers of traincc --profile-kernels. */
+typedef enum traincc_kernel_class {
+  TRAINCC_KERNEL_CONV_FORWARD = 0,
+  TRAINCC_KERNEL_CONV_DATA_GRADIENT = 1,
+  TRAINCC_KERNEL_CONV_FILTER_GRADIENT = 2,
+  TRAINCC_KERNEL_MATMUL = 3,
+  TRAINCC_KERNEL_POOLING = 4,
+  TRAINCC_KERNEL_REDUCTION = 5,
+  TRAINCC_KERNEL_ELEMENTWISE = 6,
+  TRAINCC_KERNEL_COPY_FILL = 7,
+  TRAINCC_KERNEL_CLASS_COUNT = 8
+} traincc_kernel_class;
+
+/* Provided by the runtime to generated code compiled with traincc
+   --profile-kernels: called around kernel `index` (as `traincc --report`
+   numbers them) of step function `step` (0 micro_step, 1 apply_step,
+   2 eval_step); the trainer prints the times when it exits. */
+void traincc_kernel_timer_start(void);
+void traincc_kernel_timer_stop(int32_t step, int32_t index,
+                               int32_t kernel_class, int64_t flops,
+                               int64_t bytes);
+
 #ifdef __cplusplus
 }
 #endif
