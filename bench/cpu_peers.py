@@ -455,6 +455,28 @@ def step_flops(report):
     return total if found == {"micro_step", "apply_step"} else None
 
 
+def run_c_probe(source, argument_lists, flags=()):
+    """Builds C `source` with the system compiler (-O2 -march=native) and
+    runs it once per argument list: the first number each run prints, or
+    a reason string if it cannot be built."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        return "no C compiler"
+    import tempfile
+    with tempfile.TemporaryDirectory() as work:
+        with open(os.path.join(work, "probe.c"), "w") as f:
+            f.write(source)
+        exe = os.path.join(work, "probe")
+        built = subprocess.run([compiler, "-O2", "-march=native", *flags,
+                                os.path.join(work, "probe.c"), "-o", exe],
+                               capture_output=True, text=True)
+        if built.returncode != 0:
+            return "the probe did not build"
+        return [float(subprocess.run([exe, *arguments], capture_output=True,
+                                     text=True, check=True).stdout.split()[0])
+                for arguments in argument_lists]
+
+
 def fma_peak():
     """GFLOP/s of one core running independent 512-bit (else 256-bit)
     fused multiply-adds, from a C probe built with the system compiler;
@@ -493,23 +515,10 @@ int main(void) {
   return 0;
 }
 """
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        return None, "no C compiler"
-    import tempfile
-    with tempfile.TemporaryDirectory() as work:
-        with open(os.path.join(work, "fma.c"), "w") as f:
-            f.write(source)
-        exe = os.path.join(work, "fma")
-        built = subprocess.run([compiler, "-O2", "-march=native",
-                                os.path.join(work, "fma.c"), "-o", exe],
-                               capture_output=True, text=True)
-        if built.returncode != 0:
-            return None, "the probe did not build"
-        # Best of 3: the machine may be shared.
-        runs = [float(subprocess.run([exe], capture_output=True, text=True,
-                                     check=True).stdout.split()[0])
-                for _ in range(3)]
+    # Best of 3: the machine may be shared.
+    runs = run_c_probe(source, [[], [], []])
+    if isinstance(runs, str):
+        return None, runs
     return max(runs), None
 
 
@@ -550,22 +559,10 @@ int main(int argc, char **argv) {
   return 0;
 }
 """
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        return None, "no C compiler"
-    import tempfile
-    with tempfile.TemporaryDirectory() as work:
-        with open(os.path.join(work, "triad.c"), "w") as f:
-            f.write(source)
-        exe = os.path.join(work, "triad")
-        built = subprocess.run([compiler, "-O2", "-march=native", "-pthread",
-                                os.path.join(work, "triad.c"), "-o", exe],
-                               capture_output=True, text=True)
-        if built.returncode != 0:
-            return None, "the probe did not build"
-        out = subprocess.run([exe, str(min(threads, 64))],
-                             capture_output=True, text=True, check=True)
-    return float(out.stdout.split()[0]), None
+    runs = run_c_probe(source, [[str(min(threads, 64))]], ["-pthread"])
+    if isinstance(runs, str):
+        return None, runs
+    return runs[0], None
 
 
 def print_kernel_classes(results, threads, peak, bandwidth):

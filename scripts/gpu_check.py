@@ -19,7 +19,11 @@ machine has none); scripts/gpu-check.sh runs `check` on the GPU machine:
     example CNN's step time at bf16/fp16 against PyTorch AMP.
   * data-parallel scaling (scripts/gpu_check_scaling.py): the example CNN's
     step on one GPU against one replica on each of the machine's GPUs
-    (skipped, with a line saying so, on a machine with one GPU).
+    (skipped, with a line saying so, on a machine with one GPU);
+  * SyncBatchNorm (scripts/gpu_check_sync_bn.py): 2 replicas of an MLP
+    with BatchNorm trained with --sync-bn against one process with the
+    global batch (one GPU each with NCCL, or both on one GPU through the
+    host).
 
 A failed stage is recorded and the others still run; the exit status is 1
 when anything failed. Full logs go to --out; a short table is printed last.
@@ -883,6 +887,8 @@ def table(report, args, manifest):
         lines.append("  " + "  ".join(parts))
     import gpu_check_scaling
     lines += gpu_check_scaling.table_lines(r.get("scaling"), args)
+    import gpu_check_sync_bn
+    lines += gpu_check_sync_bn.table_lines(r.get("sync_bn"), args)
     n = len(r["failures"])
     lines.append(f"gpu-check: {'PASS' if n == 0 else f'FAIL ({n} failures)'}"
                  f"; logs in {report.out}")
@@ -926,6 +932,9 @@ def check_main(argv):
     p.add_argument("--no-compile", action="store_true")
     p.add_argument("--no-scaling", action="store_true",
                    help="leave out the 1-GPU-vs-all-GPUs scaling row")
+    p.add_argument("--no-sync-bn", action="store_true",
+                   help="leave out the SyncBatchNorm row (2 replicas with "
+                        "--sync-bn against one process)")
     p.add_argument("--scaling-replicas", type=int, default=0,
                    help="replicas of the scaling row (default: one per GPU; "
                         "with --device cpu, CPU processes, a dry run)")
@@ -993,6 +1002,14 @@ def check_main(argv):
                 import gpu_check_scaling
                 gpu_check_scaling.check_scaling(report, pack, manifest, args,
                                                 deadline)
+                report.save()
+            if not (args.no_sync_bn or skip):
+                import gpu_check_sync_bn
+                if manifest.get("sync_bn", {}).get("error"):
+                    report.fail("sync-bn", manifest["sync_bn"]["error"])
+                else:
+                    gpu_check_sync_bn.check_sync_bn(report, pack, manifest,
+                                                    args, deadline)
                 report.save()
         lines = table(report, args, manifest or {})
     except Exception as e:  # noqa: BLE001 - a bug here must not hide results

@@ -94,28 +94,20 @@ def free_port():
         return s.getsockname()[1]
 
 
-def replicas_epoch_seconds(report, trainer, data, steps, args, replicas,
-                           deadline, nccl):
-    """Rank 0's epoch time of `replicas` processes training `steps`
-    optimizer steps, and how their gradients were averaged."""
-    cmd = [trainer, "train", "--train-x", data[0], "--train-y", data[1],
-           "--no-shuffle", "--max-steps", str(steps), "--lr",
-           str(gc.FASHION_LR), "--device", args.device]
-    timeout = deadline.timeout(180)
-    if timeout <= 1:
-        raise RuntimeError("the time budget is spent")
+def run_replicas(report, cmd, replicas, env, timeout):
+    """Rank 0's output of `replicas` processes of `cmd`; raises with the
+    first failing rank's error line."""
     port = str(free_port())
     report.write(f"$ {replicas} x (RANK=r WORLD_SIZE={replicas} "
                  f"MASTER_PORT={port}) " + " ".join(cmd))
     procs = []
     for rank in range(replicas):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(replicas),
-                   LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(replicas),
-                   MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-        if nccl:
-            env["TRAINCC_LIBNCCL"] = nccl
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True))
+        procs.append(subprocess.Popen(
+            cmd, env=dict(os.environ, RANK=str(rank),
+                          WORLD_SIZE=str(replicas), LOCAL_RANK=str(rank),
+                          LOCAL_WORLD_SIZE=str(replicas),
+                          MASTER_ADDR="127.0.0.1", MASTER_PORT=port, **env),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     end = time.monotonic() + timeout
     outputs = []
     for p in procs:
@@ -131,18 +123,30 @@ def replicas_epoch_seconds(report, trainer, data, steps, args, replicas,
                                f"{timeout:.0f} s")
     for rank, (p, out) in enumerate(zip(procs, outputs)):
         report.write(f"-- rank {rank} (exit status {p.returncode})\n{out}")
-    failed = [(rank, out) for rank, (p, out) in enumerate(zip(procs, outputs))
-              if p.returncode != 0]
-    if failed:
-        rank, out = failed[0]
-        raise RuntimeError(f"rank {rank}: " + (gc.first_line(out, r"error")
-                                               or gc.first_line(out)
-                                               or "failed"))
-    group = DATA_PARALLEL.search(outputs[0])
+        if p.returncode != 0:
+            raise RuntimeError(f"rank {rank}: " + (gc.first_line(out, r"error")
+                                                   or gc.first_line(out)
+                                                   or "failed"))
+    return outputs[0]
+
+
+def replicas_epoch_seconds(report, trainer, data, steps, args, replicas,
+                           deadline, nccl):
+    """Rank 0's epoch time of `replicas` processes training `steps`
+    optimizer steps, and how their gradients were averaged."""
+    cmd = [trainer, "train", "--train-x", data[0], "--train-y", data[1],
+           "--no-shuffle", "--max-steps", str(steps), "--lr",
+           str(gc.FASHION_LR), "--device", args.device]
+    timeout = deadline.timeout(180)
+    if timeout <= 1:
+        raise RuntimeError("the time budget is spent")
+    output = run_replicas(report, cmd, replicas,
+                          {"TRAINCC_LIBNCCL": nccl} if nccl else {}, timeout)
+    group = DATA_PARALLEL.search(output)
     if not group or int(group.group(1)) != replicas:
         raise RuntimeError(f"rank 0 did not train as one of {replicas} "
                            "replicas (no 'data-parallel: ...' line)")
-    m = gc.EPOCH_LINE.search(outputs[0])
+    m = gc.EPOCH_LINE.search(output)
     if not m or int(m.group(1)) != steps:
         raise RuntimeError(f"no 'epoch 1: ... {steps} steps, S s' line from "
                            "rank 0")

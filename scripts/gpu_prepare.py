@@ -9,6 +9,8 @@ Writes into OUT_DIR:
                  trainer.gz (traincc --target cpu,cuda, gzipped); the same
                  for each of gpu_check_amp.AMP_CONFIGS (--precision
                  bf16|fp16);
+  sync-bn/       an MLP with BatchNorm for 2 replicas with --sync-bn and
+                 for one process (scripts/gpu_check_sync_bn.py);
   fashion/trainer.gz  the example CNN (batch 64, SGD momentum 0.9);
   fashion-bf16/, fashion-fp16/  the example CNN at --precision bf16|fp16
                  (for the step time);
@@ -35,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gpu_check  # noqa: E402
 import gpu_check_amp  # noqa: E402
+import gpu_check_sync_bn  # noqa: E402
 
 sys.path.insert(0, gpu_check.PARITY_DIR)
 import parity  # noqa: E402
@@ -171,6 +174,16 @@ def main():
             print(f"gpu-prepare: WARNING: parity {cfg['name']} {cfg['error']}")
         (amp_configs if cfg.get("precision") else configs).append(cfg)
 
+    try:
+        sync_bn = gpu_check_sync_bn.pack(out, target, args.traincc, run,
+                                         gpu_program, gzip_trainer)
+        print(f"gpu-prepare: sync-bn {sync_bn['model']}: "
+              f"{sync_bn['replica_gpu_program']}")
+    except Failed as e:
+        sync_bn = {"error": f"not packed: {e}"}
+        shutil.rmtree(os.path.join(out, "sync-bn"), ignore_errors=True)
+        print(f"gpu-prepare: WARNING: sync-bn {sync_bn['error']}")
+
     example = os.path.join(gpu_check.EXAMPLE_DIR, "cnn.onnx")
     os.makedirs(os.path.join(out, "fashion"))
     cmd = [args.traincc, example, "-o", os.path.join(out, "fashion", "trainer"),
@@ -248,6 +261,7 @@ def main():
                 "glibc": platform.libc_ver()[1],
                 "parity": configs, "parity_amp": amp_configs,
                 "fashion": fashion, "fashion_amp": fashion_amp,
+                "sync_bn": sync_bn,
                 "files": dict(sorted(files.items())), "total_bytes": total}
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)

@@ -14,6 +14,8 @@ random data on the CPU (`--max-steps 2`, one thread per core) and record
   step s       the trainer's epoch seconds over its two steps, per step
   peak MiB     the largest resident set of the training process (ru_maxrss)
   losses       the two step losses, which must be finite
+  load         the 1-minute load average at the end of the compile and of
+               training, the larger (the times are loose on a busy machine)
 
 and print a Markdown table, one row per model; a model that fails gets a row
 saying at which stage and why (for the compiler: every unsupported op it
@@ -23,13 +25,21 @@ names, or its first error). CI runs it on squeezenet1_1
 
     scripts/model-coverage.py --models resnet18,squeezenet1_1 [--out FILE]
         [--target cpu,cuda] [--results FILE.jsonl] [--not-run MODEL=WHY]
+        [--train-memory-limit GIB [--reuse-trainers]] [--table-only]
+        [--readme]
 
 Without --models every classification model torchvision lists is tried.
+--table-only runs nothing: the table of the --results rows, a model without
+one listed as not run (with its parameter count, or --not-run's reason).
+--readme writes the table into README.md's generated block "coverage".
+--train-memory-limit trains only the trainers whose static memory plan fits
+(a shared machine); --reuse-trainers trains those kept by such a run later.
 `--target cuda` alone only adds the CUDA column to --results' rows.
 Run with /usr/bin/python3 (Debian's torch, torchvision and numpy).
 """
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -78,6 +88,11 @@ def run(cmd, timeout):
     return code, text, seconds, usage.ru_maxrss / 1024.0
 
 
+def note_load(row):
+    """Keeps the largest 1-minute load average seen during the row's runs."""
+    row["load"] = max(row.get("load", 0.0), os.getloadavg()[0])
+
+
 def why(text):
     """The reason a traincc or trainer run failed, in one line."""
     unsupported = re.search(r"unsupported ONNX ops: (.*)", text)
@@ -99,7 +114,7 @@ def cell(text, limit=160):
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def try_model(name, args, work):
+def try_model(name, args, work, earlier):
     row = {"model": name}
     onnx_path = os.path.join(work, name + ".onnx")
     size = IMAGE_SIZE.get(name, 224)
@@ -125,25 +140,48 @@ def try_model(name, args, work):
         if os.path.exists(trainer):
             os.remove(trainer)
         return row
-    code, text, seconds, peak = run(compile_cmd + ["--target", args.target],
-                                    args.timeout)
-    row["compile"] = seconds
-    row["compile_peak"] = peak
-    if code != 0 and args.target != "cpu":
-        # Tell a failure of the CUDA path (or its ptxas) from one of the
-        # model: the CPU-only compile decides whether training is tried.
-        row["cuda"] = ("timed out" if code == -1 else why(text))
-        code, text, seconds, peak = run(compile_cmd + ["--target", "cpu"],
-                                        args.timeout)
+    kept = (args.reuse_trainers and os.path.exists(trainer)
+            and earlier.get("error", "").startswith("not trained:"))
+    if kept:
+        # Compiled by an earlier run that stopped at --train-memory-limit.
+        row.update((key, earlier[key]) for key in
+                   ("load", "compile", "compile_peak", "cuda")
+                   if key in earlier)
+    else:
+        code, text, seconds, peak = run(
+            compile_cmd + ["--target", args.target], args.timeout)
+        note_load(row)
         row["compile"] = seconds
         row["compile_peak"] = peak
-    elif args.target != "cpu":
-        row["cuda"] = "ok"
-    if code != 0:
-        row["error"] = ("compile timed out" if code == -1
-                        else "compile: " + why(text))
-        row.pop("cuda", None)  # the model's failure, not the CUDA path's
-        return row
+        if code != 0 and args.target != "cpu":
+            # Tell a failure of the CUDA path (or its ptxas) from one of the
+            # model: the CPU-only compile decides whether training is tried.
+            row["cuda"] = ("timed out" if code == -1 else why(text))
+            code, text, seconds, peak = run(
+                compile_cmd + ["--target", "cpu"], args.timeout)
+            row["compile"] = seconds
+            row["compile_peak"] = peak
+        elif args.target != "cpu":
+            row["cuda"] = "ok"
+        if code != 0:
+            row["error"] = ("compile timed out" if code == -1
+                            else "compile: " + why(text))
+            # The model's failure, not the CUDA path's.
+            row.pop("cuda", None)
+            return row
+    if args.train_memory_limit:
+        # What the trainer will allocate, from its static memory plan: on a
+        # shared machine, a model past the limit is compiled but not trained.
+        _, text, _, _ = run([trainer, "info"], args.timeout)
+        planned = re.search(r"memory plan \(cpu\):.* peak (\d+) bytes", text)
+        if planned:
+            row["plan"] = int(planned.group(1)) / 2**20
+            if row["plan"] > args.train_memory_limit * 1024:
+                row["error"] = (f"not trained: its memory plan needs "
+                                f"{row['plan'] / 1024:.1f} GiB, past "
+                                f"--train-memory-limit "
+                                f"{args.train_memory_limit:g} GiB")
+                return row  # the trainer stays, for a larger machine
     rng = np.random.default_rng(0)
     n = 2 * args.batch_size
     x = rng.standard_normal((n, 3, size, size)).astype(np.float32)
@@ -155,6 +193,7 @@ def try_model(name, args, work):
         [trainer, "train", "--train-x", os.path.join(work, "x.npy"),
          "--train-y", os.path.join(work, "y.npy"), "--max-steps", "2",
          "--no-shuffle", "--device", "cpu", "--log", log], args.timeout)
+    note_load(row)
     if code != 0:
         row["error"] = "train: " + why(text)
         return row
@@ -171,11 +210,22 @@ def try_model(name, args, work):
     return row
 
 
+def parameter_count(name):
+    """The model's trainable parameters as exported (10 classes)."""
+    spec = importlib.util.spec_from_file_location("export_torchvision",
+                                                  EXPORTER)
+    exporter = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(exporter)
+    model = exporter.build(name)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
 def table(rows, args):
     cuda = any("cuda" in r for r in rows)
     head = "| model | compile s | compile MiB |" + (" CUDA |" if cuda else "")
-    lines = [head + " step s | peak MiB | losses | result |",
-             "|---|---:|---:|" + ("---|" if cuda else "") + "---:|---:|---|---|"]
+    lines = [head + " step s | peak MiB | losses | load | result |",
+             "|---|---:|---:|" + ("---|" if cuda else "") +
+             "---:|---:|---|---:|---|"]
     for r in rows:
         fmt = lambda key, spec: (format(r[key], spec) if key in r else "-")
         losses = ", ".join(f"{v:.3f}" for v in r.get("losses", []))
@@ -190,7 +240,7 @@ def table(rows, args):
         lines.append(f"| {r['model']} | {fmt('compile', '.0f')} | "
                      f"{fmt('compile_peak', '.0f')} |{cuda_cell} "
                      f"{fmt('step', '.2f')} | {fmt('peak', '.0f')} | "
-                     f"{losses or '-'} | {result} |")
+                     f"{losses or '-'} | {fmt('load', '.1f')} | {result} |")
     ok = sum("losses" in r and "error" not in r for r in rows)
     ptx = sum(r.get("cuda") == "ok" for r in rows)
     lines.append("")
@@ -200,6 +250,20 @@ def table(rows, args):
         summary += f"; {ptx} compile for CUDA too (ptxas accepts the PTX)"
     lines.append(summary + ".")
     return "\n".join(lines)
+
+
+def write_readme_block(text):
+    path = os.path.join(ROOT, "README.md")
+    with open(path) as f:
+        readme = f.read()
+    block = re.compile(r"(<!-- BEGIN GENERATED: coverage -->\n).*?"
+                       r"(<!-- END GENERATED: coverage -->)", re.S)
+    if not block.search(readme):
+        sys.exit("model-coverage: README.md has no generated block coverage")
+    readme = block.sub(lambda m: m.group(1) + text + "\n" + m.group(2),
+                       readme)
+    with open(path, "w") as f:
+        f.write(readme)
 
 
 def main():
@@ -221,14 +285,30 @@ def main():
                         help="the Python (with torch, torchvision and onnx) "
                         "that exports the models; e.g. a current PyTorch's "
                         "for swin_v2_*, which PyTorch 1.13 cannot export")
+    parser.add_argument("--train-memory-limit", type=float, metavar="GIB",
+                        help="train only a trainer whose static memory plan "
+                        "(trainer info) needs at most GIB GiB")
     parser.add_argument("--workdir", help="keep the files here")
     parser.add_argument("--reuse-exports", action="store_true",
                         help="compile the --workdir's MODEL.onnx of an "
                         "earlier run instead of exporting again")
+    parser.add_argument("--reuse-trainers", action="store_true",
+                        help="train the --workdir's MODEL.trainer of an "
+                        "earlier run that stopped at --train-memory-limit "
+                        "instead of compiling again")
     parser.add_argument("--out", help="also write the table to this file")
-    parser.add_argument("--results", help="append each model's row to this "
-                        "JSON-lines file as it finishes; models already "
-                        "in it are not tried again (resume a long run)")
+    parser.add_argument("--results", action="append", default=[],
+                        help="append each model's row to this JSON-lines "
+                        "file as it finishes; models already in it are not "
+                        "tried again (resume a long run). Repeatable: rows "
+                        "are read from every file (a later row of a model "
+                        "replaces an earlier one) and appended to the first")
+    parser.add_argument("--table-only", action="store_true",
+                        help="run nothing: the table of the --results rows")
+    parser.add_argument("--readme", action="store_true",
+                        help="also write the table into README.md's block "
+                        "between <!-- BEGIN GENERATED: coverage --> and "
+                        "<!-- END GENERATED: coverage -->")
     parser.add_argument("--not-run", action="append", default=[],
                         metavar="MODEL=REASON", help="list MODEL in the table "
                         "as not run, for REASON (repeatable)")
@@ -240,8 +320,10 @@ def main():
     # Rows of earlier runs, merged per model (a --target cuda run adds the
     # CUDA column to a --target cpu run's rows).
     done = {}
-    if args.results and os.path.exists(args.results):
-        for line in open(args.results):
+    for results in args.results:
+        if not os.path.exists(results):
+            continue
+        for line in open(results):
             row = json.loads(line)
             earlier = done.get(row["model"], {})
             if "cuda_compile" in row:  # a --target cuda row: its column
@@ -257,14 +339,23 @@ def main():
             rows.append({"model": name, "not_run": skipped[name]})
             continue
         earlier = done.get(name, {})
-        if (produces in earlier
+        if args.table_only:
+            if not earlier:
+                millions = parameter_count(name) / 1e6
+                earlier = {"model": name, "not_run": "not reached "
+                           f"({millions:.0f}M parameters)"}
+            rows.append(earlier)
+            continue
+        retrain = (args.reuse_trainers and
+                   earlier.get("error", "").startswith("not trained:"))
+        if ((produces in earlier and not retrain)
                 or earlier.get("error", "").startswith("export:")):
             rows.append(earlier)
             continue
-        row = try_model(name, args, work)
-        rows.append(dict(earlier, **row))
+        row = try_model(name, args, work, earlier)
+        rows.append(row if retrain else dict(earlier, **row))
         if args.results:
-            with open(args.results, "a") as f:
+            with open(args.results[0], "a") as f:
                 f.write(json.dumps(row) + "\n")
         print(f"{name}: {row.get('error', row.get('cuda', 'trains'))}",
               file=sys.stderr,
@@ -274,8 +365,13 @@ def main():
     if args.out:
         with open(args.out, "w") as f:
             f.write(text + "\n")
-    return 0 if all("error" not in r and "not_run" not in r
-                    and r.get("cuda", "ok") == "ok" for r in rows) else 1
+    if args.readme:
+        write_readme_block(text)
+    # 1 unless every model trains (and builds for CUDA); --table-only
+    # only reports.
+    return 0 if args.table_only or all(
+        "error" not in r and "not_run" not in r
+        and r.get("cuda", "ok") == "ok" for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@ Blocks between `<!-- BEGIN GENERATED: KEY -->` and `<!-- END GENERATED: KEY -->`
                (rewritten only without --check: it takes a while and its
                figures are a record of a run, not a contract)
 
+The block "coverage" (the torchvision table) is left alone here: the run
+behind it takes hours, and scripts/model-coverage.py --readme writes it.
+
 --check compares every block but conformance with the built traincc and exits 1
 (printing a diff) when README.md is out of date; a lit test runs it.
 """

@@ -335,8 +335,9 @@ int emitCUDAEmulation(ModuleOp module, const CompileOptions &options,
   CompileStage stage(timing, "GPU emulation code generation");
   PassManager pm(module.getContext());
   stage.time(pm);
+  // The trainer's kernels: those of steps with --sync-bn's collectives.
   buildBufferizePipeline(pm, LinalgPipelineOptions(!options.training.noFuse,
-                                                   /*replicaCollectives=*/false));
+                                                   /*replicaCollectives=*/true));
   buildGPUEmulationPipeline(pm, !options.training.noFuse);
   if (failed(pm.run(module)))
     return 1;

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
@@ -39,6 +40,20 @@ namespace {
 FailureOr<GPUArgument> planArgument(func::FuncOp func, Value operand,
                                     const TrainerDescription &d,
                                     gpu::LaunchFuncOp launch) {
+  // A view at a constant offset (traincc-hoist-workspace-views): the
+  // buffer's plan argument, that much further on.
+  if (auto view = operand.getDefiningOp<memref::ViewOp>()) {
+    std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+    if (!shift || !view.getSizes().empty())
+      return launch.emitError("a kernel argument view needs a constant "
+                              "offset and a static shape");
+    FailureOr<GPUArgument> base =
+        planArgument(func, view.getSource(), d, launch);
+    if (failed(base))
+      return failure();
+    base->value += *shift;
+    return base;
+  }
   if (auto arg = dyn_cast<BlockArgument>(operand)) {
     unsigned index = arg.getArgNumber();
     if (auto state =
@@ -102,13 +117,47 @@ LogicalResult checkKernelPointers(const GPULaunch &entry,
   return success();
 }
 
+/// The collective entry of a replica mean (traincc-prepare-gpu-steps) that
+/// follows the first `position` launches.
+FailureOr<GPUCollective> planCollective(func::CallOp call, int32_t position) {
+  auto cast = call.getNumOperands() == 1
+                  ? call.getOperand(0).getDefiningOp<memref::CastOp>()
+                  : nullptr;
+  auto view =
+      cast ? cast.getSource().getDefiningOp<memref::ViewOp>() : nullptr;
+  auto root = view ? dyn_cast<BlockArgument>(view.getSource()) : nullptr;
+  auto func = call->getParentOfType<func::FuncOp>();
+  auto role = root ? func.getArgAttrOfType<StringAttr>(root.getArgNumber(),
+                                                       "train.gpu_buffer")
+                   : nullptr;
+  std::optional<int64_t> offset =
+      view ? getConstantIntValue(view.getByteShift()) : std::nullopt;
+  if (!role || role.getValue() != "workspace" || !offset ||
+      !view.getType().hasStaticShape() ||
+      *offset % kGPUKernelPointerAlignment != 0)
+    return call.emitError("a replica collective must average an aligned "
+                          "workspace temporary of static shape");
+  return GPUCollective{position, uint64_t(*offset),
+                       uint64_t(view.getType().getNumElements())};
+}
+
 FailureOr<std::vector<GPULaunch>>
 buildPlan(func::FuncOp func, const TrainerDescription &d,
-          const llvm::StringMap<int32_t> &moduleIndex) {
+          const llvm::StringMap<int32_t> &moduleIndex,
+          std::vector<GPUCollective> &collectives) {
   std::vector<GPULaunch> plan;
   for (Operation &op : func.getBody().getOps()) {
     if (isa<func::ReturnOp, arith::ConstantOp>(op) || isMemoryEffectFree(&op))
       continue;
+    if (auto call = dyn_cast<func::CallOp>(op);
+        call && call.getCallee() == kGPUReplicaMeanFunc) {
+      FailureOr<GPUCollective> collective =
+          planCollective(call, int32_t(plan.size()));
+      if (failed(collective))
+        return failure();
+      collectives.push_back(*collective);
+      continue;
+    }
     auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
     if (!launch)
       return op.emitError("a GPU step may only launch kernels");
@@ -293,10 +342,10 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   // lowering turns them into LLVM (KernelReport.h).
   PassManager bufferizePm(module->getContext());
   stage.time(bufferizePm);
-  // No host calls between kernels: BatchNorm stays per replica.
+  // Synchronized BatchNorm (--sync-bn) averages between kernels.
   buildBufferizePipeline(bufferizePm,
                          LinalgPipelineOptions(!options.training.noFuse,
-                                               /*replicaCollectives=*/false));
+                                               /*replicaCollectives=*/true));
   if (failed(bufferizePm.run(*module)))
     return failure();
   GPUCostTracker tracker;
@@ -323,14 +372,20 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   if (failed(images))
     return failure();
   program.modules = std::move(*images);
-  for (auto [name, plan] : {std::pair<StringRef, std::vector<GPULaunch> *>{
-                                "micro_step", &program.microStep},
-                            {"apply_step", &program.applyStep},
-                            {"eval_step", &program.evalStep}}) {
+  struct {
+    StringRef name;
+    std::vector<GPULaunch> *plan;
+    std::vector<GPUCollective> *collectives;
+  } steps[] = {
+      {"micro_step", &program.microStep, &program.microStepCollectives},
+      {"apply_step", &program.applyStep, &program.applyStepCollectives},
+      {"eval_step", &program.evalStep, &program.evalStepCollectives}};
+  for (auto [name, plan, collectives] : steps) {
     auto func = module->lookupSymbol<func::FuncOp>(name);
     if (!func)
       return module->emitError("no step function @") << name;
-    FailureOr<std::vector<GPULaunch>> built = buildPlan(func, d, moduleIndex);
+    FailureOr<std::vector<GPULaunch>> built =
+        buildPlan(func, d, moduleIndex, *collectives);
     if (failed(built))
       return failure();
     *plan = std::move(*built);

@@ -99,6 +99,15 @@ struct GPULaunch {
   std::vector<GPUArgument> args;
 };
 
+/// A replica collective (--sync-bn) between the launches of a GPU plan
+/// (traincc_gpu_collective): the mean over the replicas of `count` floats
+/// at workspace `offset`, after the first `position` launches.
+struct GPUCollective {
+  int32_t position = 0;
+  uint64_t offset = 0;
+  uint64_t count = 0;
+};
+
 /// The CUDA side of a trainer (traincc_gpu_program).
 /// One part of the kernels (traincc_gpu_module).
 struct GPUModuleImage {
@@ -113,6 +122,8 @@ struct GPUProgram {
   uint64_t workspaceBytes = 0;
   StepMemory memory;
   std::vector<GPULaunch> microStep, applyStep, evalStep;
+  std::vector<GPUCollective> microStepCollectives, applyStepCollectives,
+      evalStepCollectives;
   /// The launches' bytes and FLOPs (--report, `info`).
   std::optional<StepCosts> costs;
 };

@@ -223,6 +223,18 @@ void emitGPUPlan(llvm::raw_ostream &os, StringRef name,
   os << "};\n";
 }
 
+/// The replica collectives of one step function's plan (--sync-bn).
+void emitGPUCollectives(llvm::raw_ostream &os, StringRef name,
+                        ArrayRef<GPUCollective> collectives) {
+  if (collectives.empty())
+    return;
+  os << "const traincc_gpu_collective " << name << "Collectives[] = {\n";
+  for (const GPUCollective &c : collectives)
+    os << "  {TRAINCC_GPU_COLLECTIVE_REPLICA_MEAN, " << c.position << ", "
+       << c.offset << "u, " << c.count << "u},\n";
+  os << "};\n";
+}
+
 /// A traincc_step_costs initializer.
 std::string stepCosts(const std::optional<StepCosts> &costs) {
   if (!costs)
@@ -251,8 +263,19 @@ void emitGPUProgram(llvm::raw_ostream &os, const GPUProgram &gpu) {
   emitGPUPlan(os, "microStep", gpu.microStep);
   emitGPUPlan(os, "applyStep", gpu.applyStep);
   emitGPUPlan(os, "evalStep", gpu.evalStep);
-  auto plan = [](StringRef name, ArrayRef<GPULaunch> launches) {
-    return ("{" + llvm::Twine(launches.size()) + ", " + name + "Plan}").str();
+  emitGPUCollectives(os, "microStep", gpu.microStepCollectives);
+  emitGPUCollectives(os, "applyStep", gpu.applyStepCollectives);
+  emitGPUCollectives(os, "evalStep", gpu.evalStepCollectives);
+  auto plan = [&](StringRef name, ArrayRef<GPULaunch> launches) {
+    ArrayRef<GPUCollective> collectives =
+        name == "microStep"   ? gpu.microStepCollectives
+        : name == "applyStep" ? gpu.applyStepCollectives
+                              : gpu.evalStepCollectives;
+    std::string table =
+        collectives.empty() ? "nullptr" : (name + "Collectives").str();
+    return llvm::formatv("{{{0}, {1}Plan, {2}, {3}}", launches.size(), name,
+                         collectives.size(), table)
+        .str();
   };
   os << "const traincc_gpu_module gpuModules[] = {\n";
   for (auto [index, image] : llvm::enumerate(gpu.modules))
@@ -394,7 +417,7 @@ void emitModelDescriptor(llvm::raw_ostream &os, const TrainerDescription &d,
      << "  .gpu = " << (d.gpu ? "&gpuProgram" : "nullptr") << ",\n"
      << "  .cpu_costs = " << stepCosts(d.cpuCosts) << ",\n"
      << "  .cpu_memory = " << memoryPlan(d.cpuMemory) << ",\n"
-     << "  .sync_bn = " << (d.hasCPU && t.syncBatchNorm ? 1 : 0) << ",\n"
+     << "  .sync_bn = " << (t.syncBatchNorm ? 1 : 0) << ",\n"
      << "};\n\n";
 }
 

@@ -294,6 +294,9 @@ static void buildGPUKernelPipeline(OpPassManager &pm, bool tensorCores,
   // Kernels run in order: temporaries alive in disjoint kernel ranges
   // share memory.
   pm.addPass(createPackGPUWorkspacePass());
+  // Then each kernel takes its temporaries as arguments, not as offsets in
+  // its code: the repeated blocks' kernels become equal and are merged.
+  pm.addPass(createHoistWorkspaceViewsPass());
   // Outlining right away: CSE would hoist the constants MapToGPU cloned
   // into each kernel back out, making them kernel arguments.
   pm.addPass(createGpuKernelOutliningPass());
@@ -328,7 +331,8 @@ void traincc::buildGPULowerToNVVMPipeline(
   // in the state arena and the workspace, not memref descriptors.
   nvvm.useBarePtrCallConv = true;
   kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
-  kernels.addPass(createCanonicalizerPass());
+  // No canonicalizer here: LLVM's own folding, at the optimisation level
+  // the target asks for, leaves the same PTX at a fraction of the time.
   kernels.addPass(createReconcileUnrealizedCastsPass());
   // The parts above and their translation to PTX run on the context's
   // threads.

@@ -212,6 +212,28 @@ TEST(Gpu, ValidatesLaunchPlans) {
     EXPECT_THAT(errorOf(validateModel(m.model)),
                 HasSubstr("GPU program has no modules"));
   }
+  {
+    // --sync-bn collectives stay inside the workspace, in launch order.
+    SgdModel m;
+    traincc_gpu_collective collective = {TRAINCC_GPU_COLLECTIVE_REPLICA_MEAN,
+                                         1, 48, 4};
+    m.gpu.apply_step.num_collectives = 1;
+    m.gpu.apply_step.collectives = &collective;
+    EXPECT_NO_ERROR(validateModel(m.model));
+    collective.offset = 64;
+    EXPECT_THAT(errorOf(validateModel(m.model)),
+                HasSubstr("GPU apply_step collective 0 averages 4 floats at "
+                          "offset 64 of the 64-byte workspace"));
+    collective.offset = 0;
+    collective.position = 2;
+    EXPECT_THAT(errorOf(validateModel(m.model)),
+                HasSubstr("GPU apply_step collective 0 comes after launch 2 "
+                          "of 1"));
+    collective.position = 0;
+    collective.kind = 7;
+    EXPECT_THAT(errorOf(validateModel(m.model)),
+                HasSubstr("GPU apply_step collective 0 has unknown kind 7"));
+  }
 }
 
 // Tests that a missing driver library is an error that says what was
@@ -268,6 +290,63 @@ TEST(Gpu, RunsAndReplaysAPlan) {
   p[0] = 0;
   EXPECT_NO_ERROR((*backend)->syncStateToHost());
   EXPECT_EQ(p[0], 100);
+}
+
+// Tests that a plan with a replica collective (--sync-bn) runs in
+// segments with the replica mean between them once the backend has one
+// (and as one graph, the collective doing nothing, before), and that a
+// failing collective stops the step with an error naming it.
+TEST(Gpu, RunsCollectivesBetweenSegments) {
+  FakeDriverEnv env;
+  SgdModel m;
+  // apply_step: the update twice, a collective on 4 workspace floats
+  // between.
+  traincc_gpu_launch twice[2] = {m.launch, m.launch};
+  traincc_gpu_collective collective = {TRAINCC_GPU_COLLECTIVE_REPLICA_MEAN, 1,
+                                       16, 4};
+  m.gpu.apply_step = {2, twice, 1, &collective};
+  Expected<ModelInfo> info = inspectModel(&m.model);
+  ASSERT_OK(info);
+  Expected<ModelMemory> memory = ModelMemory::create(m.model);
+  ASSERT_OK(memory);
+  Expected<std::unique_ptr<StepBackend>> backend =
+      createStepBackend(*info, *memory, DeviceChoice::Cuda);
+  ASSERT_OK(backend);
+
+  std::vector<float> expected(12);
+  std::memcpy(expected.data(), m.initial.data(), 16);
+  std::memcpy(expected.data() + 4, m.initial.data() + 64, 16);
+  auto update = [&] {
+    testmodel::sgdUpdate(expected.data(), expected.data() + 4,
+                         expected.data() + 8, 4, 0.5f, 0.9f, 0.01f);
+  };
+  EXPECT_NO_ERROR((*backend)->applyStep(0.5f, 1));
+  update();
+  update();
+  std::vector<size_t> counts;
+  ASSERT_TRUE((*backend)->setReplicaMean(
+      [&](unsigned long long data, size_t count) -> Error {
+        EXPECT_NE(data, 0u);
+        counts.push_back(count);
+        return Error::success();
+      },
+      2));
+  EXPECT_NO_ERROR((*backend)->applyStep(0.5f, 2));
+  update();
+  update();
+  EXPECT_EQ(counts, (std::vector<size_t>{4}));
+  EXPECT_NO_ERROR((*backend)->syncStateToHost());
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(memory->floatTensor(m.model, 0)[i], expected[i]) << i;
+
+  (*backend)->setReplicaMean(
+      [](unsigned long long, size_t) {
+        return makeError("rank 1 closed the connection");
+      },
+      2);
+  EXPECT_THAT(errorOf((*backend)->applyStep(0.5f, 3)),
+              HasSubstr("CUDA apply_step: collective 1 of 1: rank 1 closed "
+                        "the connection"));
 }
 
 // Tests that --device auto falls back to the CPU, saying why, when the

@@ -58,7 +58,7 @@ struct LinalgPipelineOptions
   Option<bool> collectives{
       *this, "collectives",
       llvm::cl::desc("Synchronized BatchNorm calls the trainer runtime "
-                     "(false for the GPU steps: per-replica statistics)"),
+                     "(false: per-replica statistics)"),
       llvm::cl::init(true)};
   Option<bool> cpuKernels{
       *this, "cpu-kernels",

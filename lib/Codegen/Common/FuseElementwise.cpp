@@ -7,7 +7,10 @@
 // collapse_shape is expanded to the producer's loops first
 // (mayExpandConsumer), so that the two fuse. For CPU loop nests, sibling
 // reductions that read one tensor then merge (mergeSiblingReductions):
-// upstream has no such pattern, and on the GPU they stay apart.
+// upstream has no such pattern, and on the GPU they stay apart. A max
+// pooling is one of them once generalized: its gradient's winner search
+// reads the same windows, and merged the backward step need not read the
+// pooling's input again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,16 +86,22 @@ bool mayFuse(OpOperand *operand, bool cpuKernels) {
 /// one pass. Reductions keep their shape: the GPU mapping picks their
 /// kernels by the loops they have.
 /// For CPU loop nests the expanded innermost loop must stay long enough to
-/// vectorize: 2x2 pooling windows would leave it 2 iterations long, and the
-/// separate pass over the contiguous pixels costs less than that.
+/// vectorize, or be the window offset of an interleaved row (2 to 4 long,
+/// collapsed with the output position before it: 2x2 pooling windows),
+/// whose operands traincc-vectorize-interleaved-windows loads as whole
+/// rows split into phases by shuffles.
 bool mayExpandConsumer(OpOperand *operand, bool cpuKernels) {
   constexpr int64_t kMinVectorTrip = 8;
+  constexpr int64_t kMinWindow = 2, kMaxWindow = 4;
   auto collapse = operand->get().getDefiningOp<tensor::CollapseShapeOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
   if (!collapse || !consumer || !collapse->hasOneUse() ||
       consumer.getNumReductionLoops() != 0)
     return false;
-  if (cpuKernels && collapse.getSrcType().getShape().back() < kMinVectorTrip)
+  int64_t innermost = collapse.getSrcType().getShape().back();
+  bool interleavedRow = innermost >= kMinWindow && innermost <= kMaxWindow &&
+                        collapse.getReassociationIndices().back().size() == 2;
+  if (cpuKernels && innermost < kMinVectorTrip && !interleavedRow)
     return false;
   auto producer = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
   return producer && producer->hasOneUse() &&
@@ -127,6 +136,34 @@ bool operandsDefinedBefore(Operation *op, Operation *point,
   return llvm::all_of(op->getOperands(), [&](Value value) {
     return dominance.properlyDominates(value, point);
   });
+}
+
+/// Whether every operand of `op` that is not available at `point` comes
+/// from a tensor.empty, a constant or a fill of those in `point`'s block,
+/// which may move up to `point` (a winner search's initial values).
+bool operandsHoistableBefore(Operation *op, Operation *point,
+                             DominanceInfo &dominance) {
+  return llvm::all_of(op->getOperands(), [&](Value value) {
+    if (dominance.properlyDominates(value, point))
+      return true;
+    Operation *def = value.getDefiningOp();
+    return def && def->getBlock() == point->getBlock() &&
+           isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(def) &&
+           operandsHoistableBefore(def, point, dominance);
+  });
+}
+
+/// Moves the operands of `op` that operandsHoistableBefore allows up to
+/// just before `point`.
+void hoistOperandsBefore(Operation *op, Operation *point,
+                         DominanceInfo &dominance) {
+  for (Value value : op->getOperands()) {
+    if (dominance.properlyDominates(value, point))
+      continue;
+    Operation *def = value.getDefiningOp();
+    hoistOperandsBefore(def, point, dominance);
+    def->moveBefore(point);
+  }
 }
 
 /// Whether no user of `op`'s results comes before `point` in its block.
@@ -206,17 +243,43 @@ void mergeSiblingReductions(func::FuncOp func) {
   while (changed) {
     changed = false;
     SmallVector<linalg::GenericOp> generics;
-    func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    llvm::DenseMap<Operation *, size_t> position;
+    func.walk([&](linalg::GenericOp op) {
+      position[op] = generics.size();
+      generics.push_back(op);
+    });
     for (auto [i, first] : llvm::enumerate(generics)) {
-      for (linalg::GenericOp second : llvm::drop_begin(generics, i + 1)) {
+      // Siblings read a tensor in common: the later generics among the
+      // users of `first`'s inputs, in walk order (comparing every pair
+      // made this pass cubic in the step's size: 7 s for a ResNet-50).
+      SmallVector<linalg::GenericOp> candidates;
+      for (Value input : first.getDpsInputs()) {
+        if (!isa<RankedTensorType>(input.getType()))
+          continue;
+        for (Operation *user : input.getUsers()) {
+          auto generic = dyn_cast<linalg::GenericOp>(user);
+          auto at = generic ? position.find(generic) : position.end();
+          if (at != position.end() && at->second > i &&
+              !llvm::is_contained(candidates, generic))
+            candidates.push_back(generic);
+        }
+      }
+      llvm::sort(candidates, [&](linalg::GenericOp x, linalg::GenericOp y) {
+        return position[x] < position[y];
+      });
+      for (linalg::GenericOp second : candidates) {
         if (!areSiblings(first, second) ||
             !first->isBeforeInBlock(second))
           continue;
         Operation *point = nullptr;
-        if (operandsDefinedBefore(second, first, dominance))
+        if (operandsDefinedBefore(second, first, dominance)) {
           point = first;
-        else if (resultsUnusedBefore(first, second))
+        } else if (operandsHoistableBefore(second, first, dominance)) {
+          hoistOperandsBefore(second, first, dominance);
+          point = first;
+        } else if (resultsUnusedBefore(first, second)) {
           point = second;
+        }
         if (!point)
           continue;
         mergeSiblings(rewriter, first, second, point);
@@ -226,6 +289,30 @@ void mergeSiblingReductions(func::FuncOp func) {
       if (changed)
         break;
     }
+  }
+}
+
+/// Named max poolings of `func` whose input a linalg.generic with the same
+/// loops also reads (the winner search of the pooling's gradient) become
+/// linalg.generic, so that mergeSiblingReductions can make them one pass.
+void generalizePoolingsWithSiblings(func::FuncOp func) {
+  IRRewriter rewriter(func.getContext());
+  SmallVector<linalg::LinalgOp> poolings;
+  func.walk([&](linalg::PoolingNchwMaxOp op) { poolings.push_back(op); });
+  for (linalg::LinalgOp pooling : poolings) {
+    Value input = pooling.getDpsInputOperand(0)->get();
+    bool hasSibling = llvm::any_of(input.getUsers(), [&](Operation *user) {
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      return generic && generic->getBlock() == pooling->getBlock() &&
+             generic.getStaticLoopRanges() ==
+                 pooling.getStaticLoopRanges() &&
+             generic.getIteratorTypesArray() ==
+                 pooling.getIteratorTypesArray();
+    });
+    if (!hasSibling)
+      continue;
+    rewriter.setInsertionPoint(pooling);
+    (void)linalg::generalizeNamedOp(rewriter, pooling);
   }
 }
 
@@ -276,8 +363,10 @@ struct FuseElementwisePass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       // After producer-consumer fusion, which needs the single users that
       // a merge would share.
-      if (cpuKernels)
+      if (cpuKernels) {
+        generalizePoolingsWithSiblings(func);
         mergeSiblingReductions(func);
+      }
       restoreStateDestinations(func);
     }
   }

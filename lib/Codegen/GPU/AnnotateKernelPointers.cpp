@@ -12,6 +12,7 @@
 
 #include "traincc/Codegen/GPU/Passes.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -26,8 +27,14 @@ using namespace traincc;
 namespace {
 
 /// Whether `value`, passed to a kernel, is a plan pointer: a buffer
-/// argument of the step function that launches it.
+/// argument of the step function that launches it, or a view of one at a
+/// constant, aligned offset (traincc-hoist-workspace-views).
 bool isPlanPointer(Value value, gpu::LaunchFuncOp launch) {
+  APInt offset;
+  if (auto view = value.getDefiningOp<memref::ViewOp>())
+    if (matchPattern(view.getByteShift(), m_ConstantInt(&offset)) &&
+        offset.getSExtValue() % kGPUKernelPointerAlignment == 0)
+      value = view.getSource();
   auto arg = dyn_cast<BlockArgument>(value);
   return arg && isa<MemRefType>(arg.getType()) &&
          arg.getOwner()->isEntryBlock() &&

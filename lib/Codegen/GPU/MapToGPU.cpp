@@ -158,10 +158,14 @@ struct MapToGPUPass : public traincc::impl::MapToGPUPassBase<MapToGPUPass> {
         if (isRepeatableLoad(load, func.getBody().front()))
           repeatableLoads.insert(load);
     for (Operation &op : func.getBody().getOps()) {
-      if (isa<scf::ParallelOp, scf::ForOp, gpu::LaunchOp, func::ReturnOp>(op)) {
+      // A replica collective (--sync-bn) stays host code between kernels.
+      auto call = dyn_cast<func::CallOp>(op);
+      bool collective = call && call.getCallee() == kGPUReplicaMeanFunc;
+      if (collective ||
+          isa<scf::ParallelOp, scf::ForOp, gpu::LaunchOp, func::ReturnOp>(op)) {
         if (failed(closeRun()))
           return failure();
-        if (!isa<func::ReturnOp>(op))
+        if (!collective && !isa<func::ReturnOp>(op))
           nests.push_back(&op);
         continue;
       }

@@ -27,10 +27,7 @@ namespace traincc {
 using namespace mlir;
 using namespace traincc;
 
-namespace {
-
-/// The workspace argument of a prepared step function, if any.
-BlockArgument workspaceArgument(func::FuncOp func) {
+BlockArgument traincc::gpuWorkspaceArgument(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments()) {
     auto role =
         func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "train.gpu_buffer");
@@ -39,6 +36,8 @@ BlockArgument workspaceArgument(func::FuncOp func) {
   }
   return nullptr;
 }
+
+namespace {
 
 struct PackGPUWorkspacePass
     : public traincc::impl::PackGPUWorkspacePassBase<PackGPUWorkspacePass> {
@@ -50,7 +49,7 @@ struct PackGPUWorkspacePass
   }
 
   LogicalResult pack(ModuleOp module, func::FuncOp func) {
-    BlockArgument workspace = workspaceArgument(func);
+    BlockArgument workspace = gpuWorkspaceArgument(func);
     if (!workspace)
       return success();
     // Each view of the workspace, by the top-level op it is in.
@@ -61,7 +60,17 @@ struct PackGPUWorkspacePass
     int64_t position = 0;
     for (Operation &top : func.getBody().front()) {
       uses[&top].first = position;
-      WalkResult walk = top.walk([&](memref::ViewOp view) {
+      // The views a replica collective (--sync-bn) reads and writes are
+      // its operands, not nested in it.
+      SmallVector<memref::ViewOp> operandViews;
+      if (auto call = dyn_cast<func::CallOp>(top))
+        for (Value operand : call.getOperands())
+          if (auto cast = operand.getDefiningOp<memref::CastOp>())
+            if (auto view = cast.getSource().getDefiningOp<memref::ViewOp>())
+              operandViews.push_back(view);
+      // `rewrite`: whether this view's offset is to be rewritten (the
+      // top-level views a call uses are rewritten where they stand).
+      auto record = [&](memref::ViewOp view, bool rewrite) {
         if (view.getSource() != workspace)
           return WalkResult::advance();
         APInt offset;
@@ -80,10 +89,16 @@ struct PackGPUWorkspacePass
         if (inserted)
           t.first = position;
         t.last = position;
-        views.push_back(view);
+        if (rewrite)
+          views.push_back(view);
         uses[&top].second.push_back(offset.getSExtValue());
         return WalkResult::advance();
-      });
+      };
+      WalkResult walk = top.walk(
+          [&](memref::ViewOp view) { return record(view, true); });
+      for (memref::ViewOp view : operandViews)
+        if (record(view, false).wasInterrupted())
+          return failure();
       if (walk.wasInterrupted())
         return failure();
       // A view at the top level is not a use: only the kernels touch

@@ -2,7 +2,10 @@
 //
 // After this pass every buffer a GPU step touches is a function argument
 // or a view of one, which is what lets the driver describe the step as a
-// table of launches over (buffer, offset) pairs instead of host code.
+// table of launches over (buffer, offset) pairs instead of host code. The
+// one host code left is the replica mean of --sync-bn: a call on a
+// workspace view, between kernels, which the table records as a
+// collective that the runtime runs between two segments of launches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +13,7 @@
 #include "traincc/Codegen/GPU/Passes.h"
 #include "traincc/runtime/ModelABI.h"
 
-
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace traincc {
@@ -36,6 +39,39 @@ std::optional<int64_t> paramOffset(StringRef name) {
   return std::nullopt;
 }
 
+/// The trainer runtime's replica collectives, as the CPU steps call them
+/// (ConvertTrainToLinalgCollectives.cpp).
+constexpr llvm::StringLiteral kReplicaMean = "traincc_replica_mean";
+constexpr llvm::StringLiteral kReplicaCount = "traincc_replica_count";
+
+/// The temporary whose address `pointer` is: llvm.inttoptr of
+/// arith.index_cast of memref.extract_aligned_pointer_as_index of an
+/// alloc, as the lowering of synchronized BatchNorm passes it.
+memref::AllocOp addressedTemporary(Value pointer) {
+  auto toPointer = pointer.getDefiningOp<LLVM::IntToPtrOp>();
+  auto cast = toPointer
+                  ? toPointer.getArg().getDefiningOp<arith::IndexCastOp>()
+                  : nullptr;
+  auto extract =
+      cast ? cast.getIn()
+                 .getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>()
+           : nullptr;
+  return extract ? extract.getSource().getDefiningOp<memref::AllocOp>()
+                 : nullptr;
+}
+
+/// Erases `op` and then the producers of its operands that nothing else
+/// uses (the address computation of a rewritten call).
+void eraseWithDeadProducers(IRRewriter &rewriter, Operation *op) {
+  SmallVector<Value> operands(op->getOperands());
+  rewriter.eraseOp(op);
+  for (Value operand : operands) {
+    Operation *def = operand.getDefiningOp();
+    if (def && def->use_empty() && isMemoryEffectFree(def))
+      eraseWithDeadProducers(rewriter, def);
+  }
+}
+
 /// Appends a byte-buffer argument marked with its launch-plan role.
 BlockArgument addBufferArgument(func::FuncOp func, int64_t bytes,
                                 StringRef role) {
@@ -52,12 +88,78 @@ BlockArgument addBufferArgument(func::FuncOp func, int64_t bytes,
 struct PrepareGPUStepsPass
     : public traincc::impl::PrepareGPUStepsPassBase<PrepareGPUStepsPass> {
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
+    ModuleOp module = getOperation();
+    for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal() || func.isPrivate())
         continue;
       if (failed(prepare(func)))
         return signalPassFailure();
     }
+    // The CPU steps' declarations, now unused.
+    for (StringRef name : {kReplicaMean, kReplicaCount})
+      if (auto declaration = module.lookupSymbol<func::FuncOp>(name))
+        if (declaration.isExternal() &&
+            SymbolTable::symbolKnownUseEmpty(declaration, module))
+          declaration.erase();
+  }
+
+  /// `@traincc_gpu_replica_mean(memref<?xf32>)`, declared once.
+  func::FuncOp gpuReplicaMean(OpBuilder &builder, ModuleOp module) {
+    if (auto existing = module.lookupSymbol<func::FuncOp>(kGPUReplicaMeanFunc))
+      return existing;
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(module.getBody());
+    auto type = MemRefType::get({ShapedType::kDynamic}, builder.getF32Type());
+    auto function =
+        func::FuncOp::create(builder, module.getLoc(), kGPUReplicaMeanFunc,
+                             builder.getFunctionType({type}, {}));
+    function.setPrivate();
+    return function;
+  }
+
+  /// The replica collectives of synchronized BatchNorm: the count from the
+  /// parameter block, the mean as a call on the temporary itself (still an
+  /// alloc here, a workspace view once the plan is made).
+  LogicalResult prepareCollectives(func::FuncOp func, Value params,
+                                   IRRewriter &rewriter) {
+    SmallVector<func::CallOp> calls;
+    func.walk([&](func::CallOp call) {
+      if (call.getCallee() == kReplicaMean || call.getCallee() == kReplicaCount)
+        calls.push_back(call);
+    });
+    for (func::CallOp call : calls) {
+      rewriter.setInsertionPoint(call);
+      Location loc = call.getLoc();
+      if (call.getCallee() == kReplicaCount) {
+        Value at = arith::ConstantIndexOp::create(rewriter, loc,
+                                                  TRAINCC_GPU_PARAM_REPLICAS);
+        Value view = memref::ViewOp::create(
+            rewriter, loc, MemRefType::get({}, rewriter.getF32Type()), params,
+            at, ValueRange{});
+        rewriter.replaceOpWithNewOp<memref::LoadOp>(call, view, ValueRange{});
+        continue;
+      }
+      memref::AllocOp buffer = call.getNumOperands() == 2
+                                   ? addressedTemporary(call.getOperand(0))
+                                   : nullptr;
+      std::optional<int64_t> count =
+          call.getNumOperands() == 2 ? getConstantIntValue(call.getOperand(1))
+                                     : std::nullopt;
+      MemRefType type = buffer ? buffer.getType() : MemRefType();
+      if (!buffer || !count || !type.getElementType().isF32() ||
+          !type.hasStaticShape() || type.getNumElements() != *count)
+        return call.emitError("a GPU step can only average (--sync-bn) the "
+                              "whole of a float32 temporary of constant size");
+      Value values = memref::CastOp::create(
+          rewriter, loc,
+          MemRefType::get({ShapedType::kDynamic}, rewriter.getF32Type()),
+          buffer);
+      func::CallOp::create(rewriter, loc,
+                           gpuReplicaMean(rewriter, getOperation()),
+                           ValueRange{values});
+      eraseWithDeadProducers(rewriter, call);
+    }
+    return success();
   }
 
   LogicalResult prepare(func::FuncOp func) {
@@ -92,6 +194,8 @@ struct PrepareGPUStepsPass
         addBufferArgument(func, TRAINCC_GPU_PARAM_BYTES, "params");
     func->setAttr("train.workspace_bytes",
                   rewriter.getI64IntegerAttr(workspaceBytes));
+    if (failed(prepareCollectives(func, params, rewriter)))
+      return failure();
 
     for (memref::AllocOp alloc : allocs) {
       rewriter.setInsertionPoint(alloc);

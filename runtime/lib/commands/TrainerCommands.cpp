@@ -123,10 +123,12 @@ Error trainReplica(const TrainerOptions &options, const ModelInfo &model,
   std::optional<ReplicaSync> sync;
   std::optional<ActiveBatchNormReplicas> syncedBatchNorm;
   if (replicas) {
-    // SyncBatchNorm: the compiled micro_step averages its BatchNorm sums
-    // over the replicas through the runtime (SyncBatchNorm.h), which only
-    // the CPU steps of a trainer compiled with traincc --sync-bn do.
-    if (options.syncBatchNorm && hasBatchNorm(*model.abi)) {
+    // SyncBatchNorm: the steps of a trainer compiled with traincc
+    // --sync-bn average their BatchNorm sums over the replicas: the CPU
+    // micro_step through the runtime (SyncBatchNorm.h), the GPU plans
+    // through their collectives (below, once NCCL is settled).
+    bool syncBatchNorm = options.syncBatchNorm && hasBatchNorm(*model.abi);
+    if (syncBatchNorm) {
       if (!model.abi->sync_bn)
         return makeError("--sync-bn: this trainer was compiled without "
                          "traincc --sync-bn, so its micro_step computes "
@@ -134,11 +136,6 @@ Error trainReplica(const TrainerOptions &options, const ModelInfo &model,
                          "recompile with --sync-bn, or run without it (each "
                          "replica normalises with its own slice, as DDP "
                          "does)");
-      if (session->backend().deviceArena().state)
-        return makeError("--sync-bn: the CUDA steps compute BatchNorm "
-                         "statistics per replica (no collectives between "
-                         "their kernels yet); run with --device cpu, or "
-                         "without --sync-bn");
       syncedBatchNorm.emplace(*replicas);
     }
     Expected<ReplicaSync> created =
@@ -152,6 +149,8 @@ Error trainReplica(const TrainerOptions &options, const ModelInfo &model,
       return err;
     if (!unavailable.empty())
       std::fprintf(out, "data-parallel: no NCCL (%s)\n", unavailable.c_str());
+    if (syncBatchNorm)
+      sync->synchronizeBatchNorm(session->backend());
   }
   TrainingSettings settings =
       resolveTrainingSettings(options.loop, options.data, model);

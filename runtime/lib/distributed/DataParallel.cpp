@@ -1,12 +1,14 @@
 //===- DataParallel.cpp - Keeping the replicas of a model in step ---------===//
 
 #include "traincc/runtime/distributed/DataParallel.h"
+#include "traincc/runtime/exec/CudaDriver.h"
 #include "traincc/runtime/exec/StepBackend.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <memory>
 
 namespace traincc::rt {
 
@@ -110,6 +112,53 @@ Error ReplicaSync::useDeviceCollectives(StepBackend &backend,
     return nccl.takeError();
   nccl_ = nccl.take();
   return Error::success();
+}
+
+void ReplicaSync::synchronizeBatchNorm(StepBackend &backend) {
+  static constexpr const char *kWhat =
+      "BatchNorm statistics all-reduce (--sync-bn)";
+  int replicas = replicas_->size();
+  DeviceArena device = backend.deviceArena();
+  if (!device.state)
+    return; // the CPU steps call traincc_replica_mean
+  if (NcclGradients *nccl = nccl_.get()) {
+    backend.setReplicaMean(
+        [nccl](unsigned long long data, size_t count) {
+          return nccl->mean(data, count, kWhat);
+        },
+        replicas);
+    return;
+  }
+  Communicator *communicator = replicas_;
+  auto values = std::make_shared<std::vector<float>>();
+  backend.setReplicaMean(
+      [device, communicator, values](unsigned long long data,
+                                     size_t count) -> Error {
+        const CudaDriver &d = *device.driver;
+        auto stream = static_cast<cuda::CUstream>(device.stream);
+        values->resize(count);
+        // Into pageable memory: returns once the kernels before it and
+        // the copy are done.
+        if (Error err = d.check(d.cuMemcpyDtoHAsync(values->data(), data,
+                                                     count * sizeof(float),
+                                                     stream),
+                                "cuMemcpyDtoHAsync_v2(BatchNorm statistics)"))
+          return err;
+        if (Error err = d.check(d.cuStreamSynchronize(stream),
+                                "cuStreamSynchronize"))
+          return err;
+        if (Error err = communicator->allReduceSum(values->data(), count,
+                                                   kWhat))
+          return err;
+        const float scale = 1.0f / float(communicator->size());
+        for (float &value : *values)
+          value *= scale;
+        // From pageable memory: staged before the call returns.
+        return d.check(d.cuMemcpyHtoDAsync(data, values->data(),
+                                           count * sizeof(float), stream),
+                       "cuMemcpyHtoDAsync_v2(BatchNorm statistics)");
+      },
+      replicas);
 }
 
 std::string ReplicaSync::gradientPath() const {

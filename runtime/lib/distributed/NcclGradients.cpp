@@ -173,7 +173,29 @@ Error NcclGradients::average() {
   }
   if (Error err = nccl.check(nccl.GroupEnd(), "ncclGroupEnd"))
     return fail(std::move(err));
+  return wait("gradient all-reduce");
+}
 
+Error NcclGradients::mean(unsigned long long data, size_t count,
+                          const char *what) {
+  const Library &nccl = *nccl_;
+  void *values = reinterpret_cast<void *>(uintptr_t(data));
+  if (Error err = nccl.check(nccl.AllReduce(values, values, count,
+                                            kNcclFloat32, kNcclAvg, comm_,
+                                            device_.stream),
+                             "ncclAllReduce")) {
+    failed_ = true;
+    return err;
+  }
+  return wait(what);
+}
+
+Error NcclGradients::wait(const char *what) {
+  const Library &nccl = *nccl_;
+  auto fail = [&](Error err) {
+    failed_ = true;
+    return err;
+  };
   // Wait for it, watching for NCCL's asynchronous errors and the deadline.
   using Clock = std::chrono::steady_clock;
   const Clock::time_point deadline =
@@ -187,15 +209,15 @@ Error NcclGradients::average() {
     int async = kNcclSuccess;
     nccl.CommGetAsyncError(comm_, &async);
     if (async != kNcclSuccess && async != kNcclInProgress)
-      return fail(makeError("gradient all-reduce: NCCL reports ",
+      return fail(makeError(what, ": NCCL reports ",
                             nccl.GetErrorString(async), " (", async,
                             "); a replica died or its network failed"));
     if (state == kCudaSuccess)
       return Error::success();
     if (state != kCudaNotReady)
-      return fail(device_.driver->check(state, "gradient all-reduce (NCCL)"));
+      return fail(device_.driver->check(state, strCat(what, " (NCCL)")));
     if (Clock::now() > deadline)
-      return fail(makeError("gradient all-reduce: NCCL did not finish within ",
+      return fail(makeError(what, ": NCCL did not finish within ",
                             timeout_,
                             " s (--dist-timeout); a replica died or hangs"));
     if (polls > 1000)

@@ -96,9 +96,19 @@ struct PreparedLaunch {
   std::vector<void *> pointers; // kernelParams: &values[i]
 };
 
+/// A replica collective (traincc_gpu_collective) after `position`
+/// launches.
+struct PreparedCollective {
+  size_t position = 0;
+  uint64_t offset = 0, count = 0;
+};
+
 struct Program {
   std::vector<PreparedLaunch> launches;
-  Owned<CUgraphExec> graph;
+  std::vector<PreparedCollective> collectives;
+  /// One graph per segment of launches: the whole plan, or with a replica
+  /// mean the launches before, between and after the collectives.
+  std::vector<Owned<CUgraphExec>> graphs;
 };
 
 } // namespace
@@ -131,8 +141,10 @@ struct GpuExecutor::Impl {
   uint64_t microSteps = 0;
   int pendingLosses = 0;
   std::vector<float> drainedLosses;
+  // --sync-bn: how the plans' collectives average over the replicas.
+  GpuExecutor::ReplicaMean replicaMean;
   // The scalars of the parameter block.
-  float lr = 0, gradScale = 1;
+  float lr = 0, gradScale = 1, replicas = 1;
   int64_t step = 0;
   uint64_t seed = 0;
   // Plans enqueued since the last wait, for errors that surface there.
@@ -160,7 +172,9 @@ struct GpuExecutor::Impl {
   Error prepare(const CudaDeviceInfo &device);
   Error waitFor(CUresult r, std::string_view call);
   Error run(ProgramId id);
-  Error capture(ProgramId id);
+  /// Enqueues launches [begin, end) of the plan, graph `segment`.
+  Error runSegment(ProgramId id, size_t segment, size_t begin, size_t end);
+  Error capture(ProgramId id, size_t segment, size_t begin, size_t end);
   Error writeParams(int block, CUstream stream);
   Error drain();
 };
@@ -376,6 +390,11 @@ Error GpuExecutor::Impl::prepare(const CudaDeviceInfo &device) {
     for (PreparedLaunch &p : programs[id].launches)
       for (uint64_t &value : p.values)
         p.pointers.push_back(&value);
+    for (int32_t i = 0; i < plan.num_collectives; ++i) {
+      const traincc_gpu_collective &c = plan.collectives[i];
+      programs[id].collectives.push_back(
+          {size_t(c.position), c.offset, c.count});
+    }
   }
   return Error::success();
 }
@@ -397,13 +416,15 @@ Error GpuExecutor::Impl::waitFor(CUresult r, std::string_view call) {
   return Error::failure(message);
 }
 
-Error GpuExecutor::Impl::capture(ProgramId id) {
+Error GpuExecutor::Impl::capture(ProgramId id, size_t segment, size_t begin,
+                                 size_t end) {
   CUstream stream = compute.get();
   if (Error err = check(d.cuStreamBeginCapture(
                             stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                         "cuStreamBeginCapture_v2"))
     return err;
-  for (PreparedLaunch &p : programs[id].launches) {
+  for (size_t i = begin; i < end; ++i) {
+    PreparedLaunch &p = programs[id].launches[i];
     CUresult r = d.cuLaunchKernel(p.function, p.grid[0], p.grid[1], p.grid[2],
                                   p.block[0], p.block[1], p.block[2],
                                   p.sharedBytes, stream, p.pointers.data(),
@@ -425,15 +446,47 @@ Error GpuExecutor::Impl::capture(ProgramId id) {
   if (Error err = check(d.cuGraphInstantiateWithFlags(&exec, graph, 0),
                         "cuGraphInstantiateWithFlags"))
     return err;
-  programs[id].graph = Owned<CUgraphExec>(exec, d.cuGraphExecDestroy);
+  programs[id].graphs[segment] = Owned<CUgraphExec>(exec, d.cuGraphExecDestroy);
   return Error::success();
 }
 
 Error GpuExecutor::Impl::run(ProgramId id) {
   Program &program = programs[id];
+  // The segments' bounds: without a replica mean (alone) the collectives
+  // change nothing, and the plan is one segment.
+  std::vector<size_t> cuts = {0};
+  if (replicaMean)
+    for (const PreparedCollective &c : program.collectives)
+      cuts.push_back(c.position);
+  cuts.push_back(program.launches.size());
+  if (program.graphs.size() != cuts.size() - 1) {
+    program.graphs.clear();
+    program.graphs.resize(cuts.size() - 1);
+  }
+  for (size_t segment = 0; segment + 1 < cuts.size(); ++segment) {
+    if (segment > 0) {
+      const PreparedCollective &c = program.collectives[segment - 1];
+      if (Error err = replicaMean(workspace.get() + c.offset, size_t(c.count)))
+        return std::move(err).withContext(strCat(
+            "collective ", segment, " of ", program.collectives.size()));
+      // It waited for everything enqueued before it.
+      enqueued.clear();
+    }
+    if (Error err = runSegment(id, segment, cuts[segment], cuts[segment + 1]))
+      return err;
+  }
+  return Error::success();
+}
+
+Error GpuExecutor::Impl::runSegment(ProgramId id, size_t segment,
+                                    size_t begin, size_t end) {
+  Program &program = programs[id];
   const char *name = kProgramNames[id];
+  if (begin == end)
+    return Error::success();
   if (launchBlocking) {
-    for (PreparedLaunch &p : program.launches) {
+    for (size_t i = begin; i < end; ++i) {
+      PreparedLaunch &p = program.launches[i];
       std::string call = strCat("cuLaunchKernel(kernel '", p.kernel, "')");
       if (Error err = check(d.cuLaunchKernel(
                                 p.function, p.grid[0], p.grid[1], p.grid[2],
@@ -450,12 +503,16 @@ Error GpuExecutor::Impl::run(ProgramId id) {
     }
     return Error::success();
   }
-  if (!program.graph)
-    if (Error err = capture(id))
-      return std::move(err).withContext(
-          strCat("capturing the ", name, " graph"));
-  if (Error err = check(d.cuGraphLaunch(program.graph.get(), compute.get()),
-                        strCat("cuGraphLaunch(", name, " graph)")))
+  std::string graphName =
+      program.graphs.size() == 1
+          ? strCat(name, " graph")
+          : strCat(name, " graph ", segment + 1, " of ", program.graphs.size());
+  if (!program.graphs[segment])
+    if (Error err = capture(id, segment, begin, end))
+      return std::move(err).withContext(strCat("capturing the ", graphName));
+  if (Error err = check(d.cuGraphLaunch(program.graphs[segment].get(),
+                                        compute.get()),
+                        strCat("cuGraphLaunch(", graphName, ")")))
     return err;
   if (enqueued.find(name) == std::string::npos)
     enqueued += strCat(enqueued.empty() ? "" : ", ", "the ", name, " graph");
@@ -469,6 +526,7 @@ Error GpuExecutor::Impl::writeParams(int block, CUstream stream) {
   std::memcpy(p + TRAINCC_GPU_PARAM_GRAD_SCALE, &gradScale, sizeof(gradScale));
   std::memcpy(p + TRAINCC_GPU_PARAM_STEP, &step, sizeof(step));
   std::memcpy(p + TRAINCC_GPU_PARAM_SEED, &seed, sizeof(seed));
+  std::memcpy(p + TRAINCC_GPU_PARAM_REPLICAS, &replicas, sizeof(replicas));
   return check(d.cuMemcpyHtoDAsync(params.get(), p, TRAINCC_GPU_PARAM_BYTES,
                                    stream),
                "cuMemcpyHtoDAsync_v2(parameter block)");
@@ -482,6 +540,11 @@ Error GpuExecutor::Impl::drain() {
                        lossRing + pendingLosses);
   pendingLosses = 0;
   return Error::success();
+}
+
+void GpuExecutor::setReplicaMean(ReplicaMean mean, int replicas) {
+  impl_->replicaMean = std::move(mean);
+  impl_->replicas = impl_->replicaMean ? float(replicas) : 1.0f;
 }
 
 unsigned long long GpuExecutor::stateArena() const {

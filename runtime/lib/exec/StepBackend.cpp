@@ -97,6 +97,10 @@ public:
     return {&executor_->driver(), executor_->stateArena(),
             executor_->computeStream()};
   }
+  bool setReplicaMean(ReplicaMean mean, int replicas) override {
+    executor_->setReplicaMean(std::move(mean), replicas);
+    return true;
+  }
   Error syncGradientsToDevice() override {
     if (gradients_.empty())
       return Error::success();
@@ -246,7 +250,14 @@ Expected<std::string> describeDevice(const ModelInfo &model,
       int64_t(gpu->workspace_bytes), " bytes, launches: micro_step ",
       gpu->micro_step.num_launches, ", apply_step ",
       gpu->apply_step.num_launches, ", eval_step ",
-      gpu->eval_step.num_launches, "\n");
+      gpu->eval_step.num_launches);
+  int32_t collectives = gpu->micro_step.num_collectives +
+                        gpu->apply_step.num_collectives +
+                        gpu->eval_step.num_collectives;
+  if (collectives > 0)
+    text += strCat(", replica collectives (--sync-bn): micro_step ",
+                   gpu->micro_step.num_collectives);
+  text += "\n";
   if (choice == DeviceChoice::Cpu)
     return text + "device: cpu (--device cpu)\n";
   Expected<std::shared_ptr<const CudaDriver>> driver = openCuda();

@@ -6,12 +6,15 @@
 #include "traincc/runtime/support/Tensor.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 
 #if defined(__linux__)
 #include <link.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 #endif
 
@@ -324,6 +327,27 @@ Error checkGpuPlan(const traincc_model &model, const traincc_gpu_plan &plan,
                          gpuArgKindName(arg.kind), " buffer");
     }
   }
+  if (plan.num_collectives < 0 ||
+      (plan.num_collectives > 0 && !plan.collectives))
+    return makeError(planName, ": ", plan.num_collectives,
+                     " collectives but no table");
+  for (int32_t i = 0; i < plan.num_collectives; ++i) {
+    const traincc_gpu_collective &c = plan.collectives[i];
+    std::string what = strCat(planName, " collective ", i);
+    if (c.kind != TRAINCC_GPU_COLLECTIVE_REPLICA_MEAN)
+      return makeError(what, " has unknown kind ", c.kind);
+    int32_t previous = i > 0 ? plan.collectives[i - 1].position : 0;
+    if (c.position < previous || c.position > plan.num_launches)
+      return makeError(what, " comes after launch ", c.position, " of ",
+                       plan.num_launches, " (collectives go in launch order)");
+    uint64_t workspace = model.gpu->workspace_bytes;
+    if (c.offset % 16 != 0 || c.count > workspace / sizeof(float) ||
+        c.offset > workspace - c.count * sizeof(float))
+      return makeError(what, " averages ", c.count, " floats at offset ",
+                       c.offset, " of the ", workspace,
+                       "-byte workspace (not 16-byte aligned, or past its "
+                       "end)");
+  }
   return Error::success();
 }
 
@@ -635,7 +659,61 @@ const uint8_t *initialStateAt(const traincc_model &model, uint64_t offset,
   return nullptr;
 }
 
+namespace {
+/// The most memory this process can have, and what sets it.
+struct MemoryLimit {
+  uint64_t bytes = 0; // 0: unknown
+  const char *what = "";
+};
+} // namespace
+
+/// The machine's memory and swap, or less under a cgroup's memory.max (a
+/// container's limit) or an address-space limit (ulimit -v).
+static MemoryLimit memoryLimit() {
+  MemoryLimit limit;
+#if defined(__linux__)
+  auto lower = [&](uint64_t bytes, const char *what) {
+    if (bytes && (!limit.bytes || bytes < limit.bytes))
+      limit = {bytes, what};
+  };
+  struct sysinfo info;
+  if (sysinfo(&info) == 0)
+    lower((uint64_t(info.totalram) + uint64_t(info.totalswap)) *
+              uint64_t(info.mem_unit),
+          "this machine's memory and swap");
+  if (std::FILE *file = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
+    unsigned long long bytes = 0;
+    if (std::fscanf(file, "%llu", &bytes) == 1) // not "max"
+      lower(bytes, "the cgroup's memory.max");
+    std::fclose(file);
+  }
+  struct rlimit space;
+  if (getrlimit(RLIMIT_AS, &space) == 0 && space.rlim_cur != RLIM_INFINITY)
+    lower(uint64_t(space.rlim_cur), "the address-space limit (ulimit -v)");
+#endif
+  return limit;
+}
+
+static std::string gibibytes(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f GiB", double(bytes) / (1ull << 30));
+  return text;
+}
+
 Expected<ModelMemory> ModelMemory::create(const traincc_model &model) {
+  // The kernel's heuristic overcommit refuses one allocation past memory and
+  // swap but not two that only together pass it, nor a cgroup's limit:
+  // zeroing them would end in the OOM killer's SIGKILL (or another's).
+  uint64_t needed = model.state_bytes + model.workspace_bytes;
+  MemoryLimit limit = memoryLimit();
+  if (limit.bytes && needed > limit.bytes)
+    return makeError(
+        "the model needs ", gibibytes(needed), " of memory (state arena ",
+        gibibytes(model.state_bytes), ", step workspace ",
+        gibibytes(model.workspace_bytes), "), more than the ",
+        gibibytes(limit.bytes), " of ", limit.what,
+        ": compile it with a smaller --batch-size, --recompute or "
+        "--memory-budget");
   Expected<AlignedBuffer> state =
       AlignedBuffer::allocate(model.state_bytes, "state arena");
   if (!state)

@@ -218,12 +218,14 @@ func.func @state_destination(%p: tensor<4xf32> {train.state = @w}, %c: tensor<4x
 // CHECK: arith.cmpf ogt
 // CHECK: tensor.collapse_shape %[[FUSED]]
 // CHECK-NOT: linalg.generic
-// Under the CPU cost model the windows' 2 iterations would become the
-// innermost loop: the mask keeps its own contiguous pass.
+// Under the CPU cost model too: the windows' 2 iterations become the
+// innermost loop of an interleaved row (2 * o + k), which
+// traincc-vectorize-interleaved-windows loads whole and splits by shuffles.
 // CPU-LABEL: func.func @fuse_through_collapse
-// CPU: %[[SCATTERED:.*]] = linalg.generic
-// CPU: %[[FLAT:.*]] = tensor.collapse_shape %[[SCATTERED]]
-// CPU: linalg.generic {{.*}} ins(%[[FLAT]], %arg1 : tensor<4x4xf32>, tensor<4x4xf32>)
+// CPU: %[[FUSED:.*]] = linalg.generic
+// CPU: arith.cmpf ogt
+// CPU: tensor.collapse_shape %[[FUSED]]
+// CPU-NOT: linalg.generic
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 func.func @fuse_through_collapse(%g: tensor<2x2x2x2xf32>, %y: tensor<4x4xf32>) -> tensor<4x4xf32> {
@@ -249,6 +251,90 @@ func.func @fuse_through_collapse(%g: tensor<2x2x2x2xf32>, %y: tensor<4x4xf32>) -
 }
 
 // -----
+
+// Tests that under the CPU cost model a consumer is not expanded to an
+// innermost loop shorter than a vector that is no window offset (6 long):
+// the mask keeps its own contiguous pass (the GPU steps fuse it).
+// CHECK-LABEL: func.func @no_short_expansion
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+// CPU-LABEL: func.func @no_short_expansion
+// CPU: %[[SCATTERED:.*]] = linalg.generic
+// CPU: %[[FLAT:.*]] = tensor.collapse_shape %[[SCATTERED]]
+// CPU: linalg.generic {{.*}} ins(%[[FLAT]], %arg1 : tensor<12xf32>, tensor<12xf32>)
+#id2n = affine_map<(d0, d1) -> (d0, d1)>
+#id1n = affine_map<(d0) -> (d0)>
+func.func @no_short_expansion(%g: tensor<2x6xf32>, %y: tensor<12xf32>) -> tensor<12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<2x6xf32>
+  %scattered = linalg.generic {indexing_maps = [#id2n, #id2n], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<2x6xf32>) outs(%e2 : tensor<2x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.mulf %in, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<2x6xf32>
+  %flat = tensor.collapse_shape %scattered [[0, 1]] : tensor<2x6xf32> into tensor<12xf32>
+  %e = tensor.empty() : tensor<12xf32>
+  %masked = linalg.generic {indexing_maps = [#id1n, #id1n, #id1n], iterator_types = ["parallel"]} ins(%flat, %y : tensor<12xf32>, tensor<12xf32>) outs(%e : tensor<12xf32>) {
+  ^bb0(%d: f32, %a: f32, %out: f32):
+    %pos = arith.cmpf ogt, %a, %zero : f32
+    %r = arith.select %pos, %d, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<12xf32>
+  return %masked : tensor<12xf32>
+}
+
+// -----
+
+// Tests that under the CPU cost model a max pooling and the winner search
+// of its gradient, which read one input through the same windows, become
+// one pass: the pooling is generalized, the search's initial values move
+// up to it, and one generic yields the pooled maximum and the winners.
+// Without the search (the second function) the pooling stays a named op,
+// and so it does for the GPU steps.
+// CHECK-LABEL: func.func @pooling_and_winner_search
+// CHECK: linalg.pooling_nchw_max
+// CPU-LABEL: func.func @pooling_and_winner_search
+// CPU: %[[WINIT:.*]] = linalg.fill ins(%{{.*}} : i32)
+// CPU: %[[BOTH:.*]]:3 = linalg.generic
+// CPU-SAME: iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CPU-SAME: outs(%{{.*}}, %{{.*}}, %[[WINIT]] :
+// CPU: arith.maximumf
+// CPU: arith.cmpf ogt
+// CPU-NOT: linalg.pooling_nchw_max
+// CPU: return %[[BOTH]]#0, %[[BOTH]]#2
+// CPU-LABEL: func.func @pooling_alone
+// CPU: linalg.pooling_nchw_max
+#pin = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+#pk = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+#pout = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+func.func @pooling_and_winner_search(%x: tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi32>) {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<1x1x2x2xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %k = tensor.empty() : tensor<2x2xf32>
+  %max = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %k : tensor<1x1x4x4xf32>, tensor<2x2xf32>) outs(%init : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %big = arith.constant 2147483647 : i32
+  %ei = tensor.empty() : tensor<1x1x2x2xi32>
+  %winit = linalg.fill ins(%big : i32) outs(%ei : tensor<1x1x2x2xi32>) -> tensor<1x1x2x2xi32>
+  %search:2 = linalg.generic {indexing_maps = [#pin, #pk, #pout, #pout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %k : tensor<1x1x4x4xf32>, tensor<2x2xf32>) outs(%init, %winit : tensor<1x1x2x2xf32>, tensor<1x1x2x2xi32>) {
+  ^bb0(%in: f32, %unused: f32, %best: f32, %winner: i32):
+    %i = linalg.index 5 : index
+    %offset = arith.index_cast %i : index to i32
+    %greater = arith.cmpf ogt, %in, %best : f32
+    %v = arith.select %greater, %in, %best : f32
+    %w = arith.select %greater, %offset, %winner : i32
+    linalg.yield %v, %w : f32, i32
+  } -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi32>)
+  return %max, %search#1 : tensor<1x1x2x2xf32>, tensor<1x1x2x2xi32>
+}
+func.func @pooling_alone(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<1x1x2x2xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %k = tensor.empty() : tensor<2x2xf32>
+  %max = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %k : tensor<1x1x4x4xf32>, tensor<2x2xf32>) outs(%init : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %max : tensor<1x1x2x2xf32>
+}
 
 // Tests that a reduction that reads a producer through a collapse_shape
 // keeps its own loops (the GPU mapping picks its kernel by them): both

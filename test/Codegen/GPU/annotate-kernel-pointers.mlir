@@ -15,7 +15,19 @@
 // CHECK: gpu.func @planned(%{{.*}}: memref<64xf32> {llvm.align = 16 : i64, llvm.noalias}, %{{.*}}: memref<8x4xf32> {llvm.align = 16 : i64, llvm.noalias}, %{{.*}}: index) kernel
 // CHECK: gpu.func @mixed(%{{.*}}: memref<64xf32> {llvm.align = 16 : i64}, %{{.*}}: memref<64xf32> {llvm.align = 16 : i64}, %{{.*}}: memref<64xf32>) kernel
 // CHECK: gpu.func @unlaunched(%{{.*}}: memref<64xf32>) kernel
+// CHECK: gpu.func @viewed(%{{.*}}: memref<16xf32> {llvm.align = 16 : i64, llvm.noalias}, %{{.*}}: memref<16xf32>) kernel
 module attributes {gpu.container_module} {
+  // Tests that workspace views at constant offsets (hoisted out of the
+  // kernels) are plan pointers when the offset is a multiple of 16.
+  func.func @views(%ws: memref<1024xi8>) {
+    %c1 = arith.constant 1 : index
+    %c256 = arith.constant 256 : index
+    %c4 = arith.constant 4 : index
+    %a = memref.view %ws[%c256][] : memref<1024xi8> to memref<16xf32>
+    %b = memref.view %ws[%c4][] : memref<1024xi8> to memref<16xf32>
+    gpu.launch_func @kernels::@viewed blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<16xf32>, %b : memref<16xf32>)
+    return
+  }
   func.func @step(%x: memref<64xf32>, %y: memref<8x4xf32>) {
     %c1 = arith.constant 1 : index
     %local = memref.alloc() : memref<64xf32>
@@ -32,6 +44,9 @@ module attributes {gpu.container_module} {
       gpu.return
     }
     gpu.func @unlaunched(%x: memref<64xf32>) kernel {
+      gpu.return
+    }
+    gpu.func @viewed(%a: memref<16xf32>, %b: memref<16xf32>) kernel {
       gpu.return
     }
   }

@@ -123,3 +123,46 @@ func.func @micro_step(%g: memref<128xf32> {train.state = @w.grad}, %loss: memref
   }
   return
 }
+
+// -----
+
+// Tests that a replica collective (--sync-bn) keeps its temporary alive:
+// A, written by the first launch, is averaged by the call after the
+// second, so B, which only the second launch touches, may not take A's
+// memory (it would overwrite the statistics before the collective reads
+// them).
+// CHECK-LABEL: func.func @collective
+// CHECK-SAME: (%[[WS:.*]]: memref<1024xi8> {train.gpu_buffer = "workspace"})
+// CHECK: %[[A:.*]] = memref.view %[[WS]][%[[A0:.*]]][] : memref<1024xi8> to memref<128xf32>
+// CHECK: gpu.launch
+// CHECK: gpu.launch
+// CHECK: %[[B0:.*]] = arith.constant 512 : index
+// CHECK: memref.view %[[WS]][%[[B0]]][] : memref<1024xi8> to memref<128xf32>
+// CHECK: gpu.terminator
+// CHECK: %[[V:.*]] = memref.cast %[[A]]
+// CHECK: call @traincc_gpu_replica_mean(%[[V]])
+func.func private @traincc_gpu_replica_mean(memref<?xf32>)
+func.func @collective(%ws: memref<1024xi8> {train.gpu_buffer = "workspace"}) attributes {train.workspace_bytes = 1024 : i64} {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %a = memref.view %ws[%c0][] : memref<1024xi8> to memref<128xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %o0 = arith.constant 0 : index
+    %one = arith.constant 1.0 : f32
+    %a1 = memref.view %ws[%o0][] : memref<1024xi8> to memref<128xf32>
+    memref.store %one, %a1[%tx] : memref<128xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %o1 = arith.constant 512 : index
+    %two = arith.constant 2.0 : f32
+    %b = memref.view %ws[%o1][] : memref<1024xi8> to memref<128xf32>
+    memref.store %two, %b[%tx] : memref<128xf32>
+    gpu.terminator
+  }
+  %values = memref.cast %a : memref<128xf32> to memref<?xf32>
+  call @traincc_gpu_replica_mean(%values) : (memref<?xf32>) -> ()
+  return
+}

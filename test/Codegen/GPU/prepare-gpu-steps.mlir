@@ -46,3 +46,61 @@ func.func @dynamic(%n: index) {
   %a = memref.alloc(%n) : memref<?xf32>
   return
 }
+
+// -----
+
+// Tests that the replica collectives of --sync-bn stay host code for the
+// launch plan: the replica count is read from the parameter block at
+// TRAINCC_GPU_PARAM_REPLICAS (24), the mean becomes a call on the
+// temporary's workspace view, and the CPU steps' declarations and the
+// address computation go.
+// CHECK-NOT: @traincc_replica_mean
+// CHECK-NOT: @traincc_replica_count
+// CHECK: func.func private @traincc_gpu_replica_mean(memref<?xf32>)
+// CHECK-NOT: @traincc_replica_mean
+// CHECK-NOT: @traincc_replica_count
+// CHECK-LABEL: func.func @micro_step
+// CHECK-SAME: %[[WS:[^:]*]]: memref<256xi8> {train.gpu_buffer = "workspace"}, %[[P:[^:]*]]: memref<64xi8> {train.gpu_buffer = "params"}
+// CHECK: %[[T:.*]] = memref.view %[[WS]][%{{.*}}][] : memref<256xi8> to memref<32xf32>
+// CHECK: %[[V:.*]] = memref.cast %[[T]] : memref<32xf32> to memref<?xf32>
+// CHECK: call @traincc_gpu_replica_mean(%[[V]]) : (memref<?xf32>) -> ()
+// CHECK: %[[C24:.*]] = arith.constant 24 : index
+// CHECK: %[[RV:.*]] = memref.view %[[P]][%[[C24]]][] : memref<64xi8> to memref<f32>
+// CHECK: %[[R:.*]] = memref.load %[[RV]][] : memref<f32>
+// CHECK: arith.mulf %[[R]], %{{.*}} : f32
+// CHECK-NOT: llvm.inttoptr
+// CHECK-NOT: extract_aligned_pointer
+// CHECK-NOT: @traincc_replica_mean
+// CHECK-NOT: @traincc_replica_count
+func.func private @traincc_replica_count() -> f32
+func.func private @traincc_replica_mean(!llvm.ptr, i64)
+func.func @micro_step(%stats: memref<32xf32> {train.state = @stats}, %out: memref<f32> {train.state = @out}) {
+  %c32 = arith.constant 32 : i64
+  %a = memref.alloc() : memref<32xf32>
+  memref.copy %stats, %a : memref<32xf32> to memref<32xf32>
+  %address = memref.extract_aligned_pointer_as_index %a : memref<32xf32> -> index
+  %i = arith.index_cast %address : index to i64
+  %pointer = llvm.inttoptr %i : i64 to !llvm.ptr
+  call @traincc_replica_mean(%pointer, %c32) : (!llvm.ptr, i64) -> ()
+  memref.copy %a, %stats : memref<32xf32> to memref<32xf32>
+  %n = call @traincc_replica_count() : () -> f32
+  %eight = arith.constant 8.0 : f32
+  %count = arith.mulf %n, %eight : f32
+  memref.store %count, %out[] : memref<f32>
+  return
+}
+
+// -----
+
+// Tests that a replica mean of anything but a whole float32 temporary is
+// refused: the plan's collectives average workspace ranges.
+func.func private @traincc_replica_mean(!llvm.ptr, i64)
+func.func @micro_step(%stats: memref<32xf32> {train.state = @stats}) {
+  %c16 = arith.constant 16 : i64
+  %address = memref.extract_aligned_pointer_as_index %stats : memref<32xf32> -> index
+  %i = arith.index_cast %address : index to i64
+  %pointer = llvm.inttoptr %i : i64 to !llvm.ptr
+  // expected-error @+1 {{a GPU step can only average (--sync-bn) the whole of a float32 temporary of constant size}}
+  call @traincc_replica_mean(%pointer, %c16) : (!llvm.ptr, i64) -> ()
+  return
+}

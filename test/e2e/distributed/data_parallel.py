@@ -18,6 +18,13 @@ the final parameters and BatchNorm statistics.
   statistics are compared too.
 * --val N adds N validation samples, which the replicas evaluate in shards:
   the epoch's val_loss and val_acc must be the single process's.
+* --emulated-cuda FAKE_LIBCUDA runs the replicas on the CUDA path without
+  a GPU: the replica trainer is compiled with --target cpu,cuda and its
+  kernels for the CPU (parity.py's emulated_cuda), and the replicas train
+  with --device cuda on the fake CUDA driver, averaging with the fake NCCL
+  (--nccl) or, with --nccl none, through the host. Under --sync-bn their
+  launch plans' collectives average the BatchNorm statistics between
+  kernels; the reference is still one process on the CPU.
 * A model with BatchNorm normalises each replica's slice with its own
   statistics (PyTorch DDP semantics), so its reference is a float64 PyTorch
   simulation of DDP: per step, the loss is the mean of the slices' losses,
@@ -69,12 +76,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-def launch(args, trainer, train_args, timeout):
-    """Runs N replicas of `trainer train_args`; returns their exit codes and
-    rank 0's output."""
+def launch(args, trainer, train_args, timeout, base_env=None):
+    """Runs N replicas of `trainer train_args` (in `base_env`, default the
+    current environment); returns their exit codes and rank 0's output."""
     n = args.replicas
+    base_env = base_env or os.environ
     if args.launcher == "mpirun":
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+        env = dict(base_env, OMPI_ALLOW_RUN_AS_ROOT="1",
                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         done = subprocess.run(MPIRUN + ["-np", str(n), trainer] + train_args,
                               env=env, capture_output=True, text=True,
@@ -83,7 +91,7 @@ def launch(args, trainer, train_args, timeout):
     port = str(free_port())
     procs = []
     for rank in range(n):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(n),
+        env = dict(base_env, RANK=str(rank), WORLD_SIZE=str(n),
                    LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=port)
         procs.append(subprocess.Popen([trainer] + train_args, env=env,
@@ -175,6 +183,12 @@ def main():
                         help="the replicas' --bucket-mb")
     parser.add_argument("--val", type=int, default=0,
                         help="validation samples (sharded over replicas)")
+    parser.add_argument("--emulated-cuda", metavar="FAKE_LIBCUDA",
+                        help="replicas on the fake CUDA driver, running "
+                             "traincc's kernels compiled for the CPU")
+    parser.add_argument("--nccl", default="none",
+                        help="with --emulated-cuda: the NCCL library "
+                             "(TRAINCC_LIBNCCL), or none (host memory)")
     parser.add_argument("--workdir", required=True)
     args = parser.parse_args()
 
@@ -185,16 +199,26 @@ def main():
                  for m in cls().modules())
     trainers = {}
     initial = None
+    replica_env, device = None, []
     for batch in (args.batch, args.batch * args.replicas):
         _, model, _, onnx_path = parity.prepare_model(
             MODELS, args.model, batch, os.path.join(work, f"b{batch}"), "")
         initial = initial or model
         trainers[batch] = os.path.join(work, f"trainer-b{batch}")
-        subprocess.run([args.traincc, onnx_path, "-o", trainers[batch],
-                        "--batch-size", str(batch), "--target", "cpu",
-                        "--optimizer", "sgd", "--momentum",
-                        str(args.momentum)] +
-                       (["--sync-bn"] if args.sync_bn else []), check=True)
+        compile_cmd = [args.traincc, onnx_path, "-o", trainers[batch],
+                       "--batch-size", str(batch), "--optimizer", "sgd",
+                       "--momentum", str(args.momentum)] + (
+                           ["--sync-bn"] if args.sync_bn else [])
+        if args.emulated_cuda and batch == args.batch:
+            compile_cmd, device, replica_env = parity.emulated_cuda(
+                compile_cmd, trainers[batch], os.path.join(work, f"b{batch}"),
+                args.emulated_cuda)
+            replica_env["TRAINCC_LIBNCCL"] = (
+                args.nccl if args.nccl != "none"
+                else os.path.join(work, "no-libnccl.so.2"))
+        else:
+            compile_cmd += ["--target", "cpu"]
+        subprocess.run(compile_cmd, check=True)
 
     # A trailing partial global batch that both runs must drop.
     global_batch = args.batch * args.replicas
@@ -225,16 +249,20 @@ def main():
 
     replica_args = train_args("replicas") + (
         ["--sync-bn"] if args.sync_bn else []) + (
-        ["--bucket-mb", args.bucket_mb] if args.bucket_mb else [])
+        ["--bucket-mb", args.bucket_mb] if args.bucket_mb else []) + device
 
     codes, output = launch(args, trainers[args.batch], replica_args,
-                           timeout=120)
+                           timeout=120, base_env=replica_env)
     if any(codes):
         print(output)
         print(f"data-parallel run failed: exit codes {codes}")
         return 1
     ours, ours_weights = read_run(os.path.join(work, "replicas.jsonl"),
                                   os.path.join(work, "replicas.onnx"))
+    # How the emulated device's replicas averaged (NCCL or the host).
+    for line in output.splitlines() if args.emulated_cuda else []:
+        if line.startswith("data-parallel:"):
+            print(line)
     print(f"data-parallel {args.model}: {args.replicas} replicas "
           f"({args.launcher}) x micro-batch {args.batch}, K={args.accum}, "
           f"{len(ours)} steps" + (", --sync-bn" if args.sync_bn else "") +

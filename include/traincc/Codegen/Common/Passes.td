@@ -114,21 +114,31 @@ def FuseElementwisePass
       depend on what fused (`--recompute` fuses more into a sum than a
       saved activation does, and must not change the trajectory).
     - A consumer is not expanded through a `collapse_shape` whose
-      innermost source dimension is shorter than a vector (8): max
-      pooling's 2x2 windows would become a 2-iteration innermost loop, and
-      the mask's own contiguous pass costs less.
+      innermost source dimension is shorter than a vector (8), unless that
+      dimension is a window offset (2 to 4 long) collapsed with the output
+      position before it: an interleaved row `2 * o + k`, which
+      `traincc-vectorize-interleaved-windows` loads whole and splits by
+      shuffles. Max pooling's gradient (per 2x2 window position) and the
+      ReLU mask are then one pass.
     - Sibling reductions are merged: two `linalg.generic`s with the same
       loops and iterator types, at least one reduction, that read one
       tensor through the same map and do not depend on each other become
-      one generic with both bodies and both outputs. BatchNorm's backward
-      sums (sum of dy, sum of dy * (x - mean)) then read dy in one pass.
-      The GPU steps keep them apart: their reduction kernels are mapped by
-      the shape of one output.
+      one generic with both bodies and both outputs, placed at the earlier
+      one (whose operands the later one's initial values, a
+      `tensor.empty`, a constant or a fill, move up to) or at the later
+      one. BatchNorm's backward sums (sum of dy, sum of dy * (x - mean))
+      then read dy in one pass, and a named max pooling whose input a
+      generic with the same loops also reads is generalized first, so that
+      the pooling and its gradient's winner search (which reads the same
+      windows again) become one forward pass yielding the maximum and the
+      winners. The GPU steps keep them apart: their reduction kernels are
+      mapped by the shape of one output.
   }];
   let options = [
     Option<"cpuKernels", "cpu-kernels", "bool", /*default=*/"false",
            "Use the CPU cost model (traincc's CPU steps): no repeated "
-           "broadcast arithmetic, sibling reductions merged">,
+           "broadcast arithmetic, sibling reductions (and max pooling with "
+           "its winner search) merged">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

@@ -25,6 +25,17 @@ constexpr int64_t kGPUWorkspaceAlignment = 256;
 /// traincc-annotate-kernel-pointers declares it to LLVM.
 constexpr int64_t kGPUKernelPointerAlignment = 16;
 
+/// A replica collective of a GPU step (traincc --sync-bn):
+/// `func.call @traincc_gpu_replica_mean(%values) : (memref<?xf32>) -> ()`
+/// on a workspace view, which traincc-prepare-gpu-steps makes of the CPU
+/// steps' traincc_replica_mean call. It stays host code between the
+/// kernels; the launch plan makes it a traincc_gpu_collective.
+constexpr llvm::StringLiteral kGPUReplicaMeanFunc = "traincc_gpu_replica_mean";
+
+/// The workspace argument of a step function prepared for the GPU
+/// (`train.gpu_buffer = "workspace"`), or null.
+mlir::BlockArgument gpuWorkspaceArgument(mlir::func::FuncOp func);
+
 #define GEN_PASS_DECL
 #include "traincc/Codegen/GPU/Passes.h.inc"
 

@@ -69,7 +69,15 @@ def PrepareGPUStepsPass : Pass<"traincc-prepare-gpu-steps", "mlir::ModuleOp"> {
       `params` argument at the offsets TRAINCC_GPU_PARAM_* fix, so a
       captured CUDA graph stays valid when their values change;
     * `memref.copy` becomes `linalg.copy`, which is lowered into a kernel
-      like every other linalg op.
+      like every other linalg op;
+    * the replica collectives of synchronized BatchNorm (traincc --sync-bn,
+      ConvertTrainToLinalgCollectives.cpp): `traincc_replica_count()` is
+      read from the parameter block (TRAINCC_GPU_PARAM_REPLICAS), and
+      `traincc_replica_mean(pointer, count)` on a temporary becomes
+      `func.call @traincc_gpu_replica_mean(%view)` on its workspace view
+      (cast to `memref<?xf32>`): host code between the kernels, which the
+      launch plan turns into a collective entry. A call on any other
+      pointer is an error.
 
     The function's original scalar arguments stay (unused) so that its
     signature still matches the CPU version's; the plan size is recorded
@@ -201,7 +209,9 @@ def MapToGPUPass : Pass<"traincc-map-to-gpu", "mlir::ModuleOp"> {
     tiled kernel) is kept as it is. The values a kernel uses from the
     function (constants, views, parameter loads, scalar arithmetic) are
     cloned into it, so kernels take only the function's buffer arguments and
-    every launch argument is a (buffer, offset) pair of the launch plan.
+    every launch argument is a (buffer, offset) pair of the launch plan. A
+    replica collective (`func.call @traincc_gpu_replica_mean`, --sync-bn)
+    stays host code between the kernels before and after it.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
@@ -286,9 +296,35 @@ def PackGPUWorkspacePass
     size. A training step (one with a gradient accumulator) also gets
     `train.saved_activation_bytes`: the temporaries alive across the launch
     where the loss starts (the first launch of the temporary copied into
-    the `loss` out-parameter), as on the CPU.
+    the `loss` out-parameter), as on the CPU. A replica collective
+    (--sync-bn) uses the temporary it averages where it stands, so that
+    no kernel between its producer and the collective reuses the memory.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def HoistWorkspaceViewsPass
+    : Pass<"traincc-hoist-workspace-views", "mlir::ModuleOp"> {
+  let summary = "Makes a launch's workspace views before it, so that the "
+                "offsets are launch-plan arguments and not kernel code";
+  let description = [{
+    Runs after `traincc-pack-gpu-workspace` (the offsets are final) and
+    before `gpu-kernel-outlining`. In each `gpu.launch` of a step function,
+    every `memref.view` of the workspace argument is replaced by one view
+    made before the launch (one per offset and type), so that outlining
+    passes it as a kernel argument and the launch plan as (workspace,
+    offset): kernels that differed only in where their temporaries lie
+    (every repeated block of a network) become equal, and
+    `traincc-merge-kernel-modules` compiles them once.
+
+    A launch is left as it is when any of its uses of the workspace is not
+    a view at a constant offset that is a multiple of 16 with a static
+    shape, or when two of its views at different offsets or types overlap:
+    its kernel arguments must stay distinct, aligned buffers
+    (`traincc-annotate-kernel-pointers`).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def MergeKernelModulesPass
@@ -352,8 +388,10 @@ def AnnotateKernelPointersPass
     offset that is not a multiple of `kGPUKernelPointerAlignment` (16) and
     two pointers of one launch that are equal. So each memref argument of a
     `gpu.func` kernel that every `gpu.launch_func` of it fills with a step
-    function argument gets `llvm.align = 16`, and `llvm.noalias` unless a
-    launch passes that function argument in another position too. LLVM
+    function argument, or with a view of one at a constant offset that is
+    a multiple of 16 (`traincc-hoist-workspace-views`, whose views of one
+    launch are disjoint), gets `llvm.align = 16`, and `llvm.noalias` unless
+    a launch passes that value in another position too. LLVM
     then merges accesses it proves adjacent and aligned into
     `ld.global.v4`/`v2` (`st.global` likewise), keeps sums in registers,
     and reads buffers a kernel never writes through the read-only cache

@@ -65,9 +65,9 @@ def ConvertTrainToLinalgPass
       replicas between passes: a copy into a buffer, a call to the trainer
       runtime's `traincc_replica_mean` and `bufferization.to_tensor` of the
       buffer (ConvertTrainToLinalgCollectives.cpp); `train.replica_count`
-      calls `traincc_replica_count`. With `replica-collectives=false` (the
-      GPU steps, which have no host calls between kernels) they compute
-      this replica's statistics and the count is 1.
+      calls `traincc_replica_count` (the GPU steps turn both into launch-plan
+      entries: traincc-prepare-gpu-steps). With `replica-collectives=false`
+      they compute this replica's statistics and the count is 1.
     - Ops on persistent state (`accumulate`, `assign`, `zero`,
       `bn_running_update`, optimizer updates) are left for state lowering.
 
@@ -80,8 +80,8 @@ def ConvertTrainToLinalgPass
   let options = [
     Option<"replicaCollectives", "replica-collectives", "bool",
            /*default=*/"true",
-           "Synchronized BatchNorm calls the trainer runtime (CPU steps); "
-           "false: per-replica statistics (GPU steps)">
+           "Synchronized BatchNorm calls the trainer runtime; "
+           "false: per-replica statistics">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-#define TRAINCC_ABI_VERSION 9
+#define TRAINCC_ABI_VERSION 10
 
 typedef enum {
   TRAINCC_DTYPE_F32 = 0,
@@ -152,8 +152,10 @@ typedef struct {
  * the state arena (same layout as on the CPU), the workspace (the static
  * memory plan of the step's temporaries), the step's data (input, target,
  * outputs) and a small parameter block holding the step's scalars (lr,
- * step, grad_scale, rng_seed), which kernels read from device memory so
- * that the captured graph stays valid when they change. Each of those
+ * step, grad_scale, rng_seed, the replica count), which kernels read from
+ * device memory so that the captured graph stays valid when they change.
+ * With --sync-bn a plan is cut into segments by collectives, which the
+ * host runs between them (traincc_gpu_collective). Each of those
  * buffers is a device allocation and every offset a multiple of 16: the
  * kernels are compiled to assume 16-byte aligned pointers. */
 
@@ -177,6 +179,7 @@ typedef enum {
 #define TRAINCC_GPU_PARAM_GRAD_SCALE 4 /* float: micro_step's grad_scale */
 #define TRAINCC_GPU_PARAM_STEP 8       /* int64: apply_step's step */
 #define TRAINCC_GPU_PARAM_SEED 16      /* int64: micro_step's rng_seed */
+#define TRAINCC_GPU_PARAM_REPLICAS 24  /* float: traincc_replica_count() */
 #define TRAINCC_GPU_PARAM_BYTES 64
 
 typedef struct {
@@ -196,9 +199,27 @@ typedef struct {
   const traincc_gpu_arg *args;
 } traincc_gpu_launch;
 
+/* traincc --sync-bn: a step of a plan that is not a kernel. The host
+   runs the launches before it, then replaces `count` float32 values at
+   workspace `offset` by their mean over the replicas (what
+   traincc_replica_mean does for the CPU steps; alone, or without the
+   trainer's --sync-bn, nothing), then the launches after it. */
+typedef enum {
+  TRAINCC_GPU_COLLECTIVE_REPLICA_MEAN = 0,
+} traincc_gpu_collective_kind;
+
+typedef struct {
+  int32_t kind;     /* traincc_gpu_collective_kind */
+  int32_t position; /* runs after launches [0, position) */
+  uint64_t offset;  /* in the workspace; a multiple of 16 */
+  uint64_t count;   /* float32 values */
+} traincc_gpu_collective;
+
 typedef struct {
   int32_t num_launches;
   const traincc_gpu_launch *launches;
+  int32_t num_collectives;
+  const traincc_gpu_collective *collectives; /* ascending position */
 } traincc_gpu_plan;
 
 /* One CUDA module: the kernels are compiled in parts, in parallel, and
@@ -301,9 +322,10 @@ typedef struct {
   /* The CPU steps' workspace plan (workspace_bytes is its largest). */
   traincc_memory_plan cpu_memory;
 
-  /* traincc --sync-bn: 1 when the CPU micro_step computes BatchNorm
-     statistics through traincc_replica_mean below (the GPU steps never
-     do), so that the trainer's --sync-bn can pool them over the replicas. */
+  /* traincc --sync-bn: 1 when the steps compute BatchNorm statistics
+     through replica collectives (the CPU micro_step calls
+     traincc_replica_mean below, the GPU plans have collective entries),
+     so that the trainer's --sync-bn can pool them over the replicas. */
   int32_t sync_bn;
 } traincc_model;
 

@@ -16,6 +16,9 @@
 //   each replica's accumulators hold the gradient of the mean loss of its
 //   N-th of the global batch, so their mean is the gradient of the mean
 //   loss over the global batch, as one process would compute it;
+// * with --sync-bn, the steps' BatchNorm statistics are the global
+//   batch's (SyncBatchNorm.h; on a device, the launch plans' collectives:
+//   synchronizeBatchNorm below); otherwise
 // * each replica normalises with the statistics of its own slice (DDP
 //   semantics) and updates its running statistics from them; before each
 //   validation rank 0's are copied to every replica (as DDP's
@@ -66,6 +69,11 @@ public:
   /// `note` says why not otherwise.
   Error useDeviceCollectives(StepBackend &backend, double timeoutSeconds,
                              std::string &note);
+  /// --sync-bn on a device backend: its plans' replica collectives average
+  /// the BatchNorm statistics over the replicas, with NCCL in device
+  /// memory when useDeviceCollectives() found it, else through the host
+  /// (to the host, all-reduce, back). Call after useDeviceCollectives().
+  void synchronizeBatchNorm(StepBackend &backend);
   /// How gradients are averaged: "in host memory (N buckets of M MiB)" or
   /// "with NCCL ...".
   std::string gradientPath() const;

@@ -7,7 +7,9 @@
 // bootstrapped over the replicas' own Communicator (rank 0's ncclUniqueId
 // is broadcast), the all-reduces run on the compute stream between the
 // last micro_step and apply_step, in place on the device arena, one per
-// run of adjacent gradient tensors, grouped.
+// run of adjacent gradient tensors, grouped. With --sync-bn the same
+// communicator averages the BatchNorm statistics between the segments of
+// a step's launches (GpuExecutor.h).
 //
 // NCCL collectives are asynchronous and never time out: the host polls the
 // stream (cuStreamQuery) and ncclCommGetAsyncError until the step's
@@ -47,11 +49,17 @@ public:
   const std::string &description() const;
   /// Averages the ranges over the replicas and waits until it is done.
   Error average();
+  /// Averages `count` floats at device address `data` (the BatchNorm
+  /// statistics of --sync-bn) on the same stream and waits until it is
+  /// done; `what` names it in errors.
+  Error mean(unsigned long long data, size_t count, const char *what);
 
   struct Library;
 
 private:
   NcclGradients() = default;
+  /// Waits for the stream, watching NCCL's errors and the deadline.
+  Error wait(const char *what);
   std::unique_ptr<Library> nccl_;
   void *comm_ = nullptr;
   DeviceArena device_;

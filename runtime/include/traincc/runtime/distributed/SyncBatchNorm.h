@@ -10,7 +10,8 @@
 // data-parallel run) they average over its replicas, which all hold equal
 // slices, so the statistics are the global batch's (SyncBatchNorm);
 // otherwise they change nothing and the count is 1 (per-replica BatchNorm,
-// DDP's default).
+// DDP's default). The GPU steps do the same through their launch plans'
+// collectives (ReplicaSync::synchronizeBatchNorm, GpuExecutor.h).
 //
 //===----------------------------------------------------------------------===//
 

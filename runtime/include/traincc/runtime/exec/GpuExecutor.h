@@ -31,6 +31,13 @@
 // pinned parameter block is guarded by its own event. evalStep() waits for
 // its results (the caller reads them at once) and uses slot 0.
 //
+// Replica collectives (--sync-bn, traincc_gpu_collective): once
+// setReplicaMean() gave the executor a way to average over the replicas,
+// a plan with collectives runs in segments, one graph each: the launches
+// up to a collective, then the collective (which waits for them: a launch
+// barrier), then the next segment. Without one, the collectives change
+// nothing and the plan is one graph.
+//
 // All calls must come from one thread (the loop's); the primary context of
 // the device is made current on it in create().
 //
@@ -42,6 +49,7 @@
 #include "traincc/runtime/exec/CudaDriver.h"
 #include "traincc/runtime/support/Model.h"
 
+#include <functional>
 #include <memory>
 #include <utility>
 #include <string>
@@ -88,6 +96,15 @@ public:
   /// `target` is not null) micro_batch values.
   Error evalStep(const void *input, const void *target, float *output,
                  float *losses);
+
+  /// Replaces `count` floats at device address `data` by their mean over
+  /// the replicas, after the work enqueued on the compute stream so far;
+  /// returns when they are replaced (or with the error that stopped it).
+  using ReplicaMean =
+      std::function<Error(unsigned long long data, size_t count)>;
+  /// From now on the plans' replica collectives run `mean` and kernels
+  /// read `replicas` as the replica count (TRAINCC_GPU_PARAM_REPLICAS).
+  void setReplicaMean(ReplicaMean mean, int replicas);
 
   /// Byte ranges of the state arena.
   using ArenaRanges = std::vector<std::pair<uint64_t, uint64_t>>;

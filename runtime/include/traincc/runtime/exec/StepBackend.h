@@ -22,6 +22,7 @@
 
 #include "traincc/runtime/support/Model.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -79,6 +80,19 @@ public:
   virtual Error syncGradientsToDevice() = 0;
   /// Where the device arena is, for collectives that work on it in place.
   virtual DeviceArena deviceArena() { return {}; }
+  /// --sync-bn on a device: replaces `count` floats at device address
+  /// `data` by their mean over the replicas, after the work enqueued on
+  /// the arena's stream, and returns when that is done.
+  using ReplicaMean =
+      std::function<Error(unsigned long long data, size_t count)>;
+  /// A device backend runs its plans' replica collectives with `mean`
+  /// over `replicas` replicas from now on. The CPU steps call
+  /// traincc_replica_mean instead (SyncBatchNorm.h): false there.
+  virtual bool setReplicaMean(ReplicaMean mean, int replicas) {
+    (void)mean;
+    (void)replicas;
+    return false;
+  }
 
   /// The loss scale and found_inf once the steps started so far are done,
   /// read every step of a model with loss scaling (an error without). On a
