@@ -19,7 +19,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
@@ -35,6 +37,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <thread>
+
 using namespace mlir;
 using namespace traincc;
 
@@ -44,7 +48,9 @@ namespace {
 /// ONNX nodes carry no line information, and the messages themselves name
 /// the node; MLIR-text locations (file:line:col) are kept.
 LogicalResult printDiagnostic(Diagnostic &diag) {
-  llvm::raw_ostream &os = llvm::errs();
+  // One write: the GPU code generation reports from a thread of its own.
+  std::string message;
+  llvm::raw_string_ostream os(message);
   os << "traincc: ";
   if (auto file = dyn_cast<FileLineColLoc>(diag.getLocation()))
     if (file.getLine() != 0)
@@ -67,6 +73,7 @@ LogicalResult printDiagnostic(Diagnostic &diag) {
   os << diag.str() << "\n";
   for (Diagnostic &note : diag.getNotes())
     os << "traincc: note: " << note.str() << "\n";
+  llvm::errs() << message;
   return success();
 }
 
@@ -261,46 +268,131 @@ void printObjectTimings(ArrayRef<ObjectPartTiming> parts) {
 }
 
 /// The CUDA side of the trainer: kernels, launch plans and (with ptxas) a
-/// cubin. When CUDA was not asked for explicitly, a model the GPU path
-/// cannot compile yet gets a warning and a CPU-only trainer.
-LogicalResult addGPUProgram(ModuleOp module, TrainerDescription &description,
-                            const CompileOptions &options,
-                            llvm::StringRef workDir, CompileTiming &timing,
-                            PendingAssembly &assembly) {
-  CompileStage stage(timing, "GPU code generation (MLIR, NVVM; ptxas started)");
-  bool explicitRequest = options.targetCUDA.has_value();
-  std::optional<std::string> ptxas = findPtxas(options.cudaToolkit);
-  std::string diagnostics;
-  FailureOr<GPUProgram> program = failure();
-  {
+/// cubin, built while the CPU code is generated. The GPU passes are mostly
+/// single-threaded, like the CPU ones, so on a second core they cost the
+/// compile little wall time. They run on their own thread in a context of
+/// their own (a bytecode copy of the step functions): the two pipelines
+/// share no IR, dialect registry or diagnostic handler. With one job
+/// (--jobs 1) the build runs in start() itself.
+///
+/// When CUDA was not asked for explicitly, a model the GPU path cannot
+/// compile yet gets a warning and a CPU-only trainer.
+class GPUProgramBuild {
+public:
+  ~GPUProgramBuild() { join(); }
+
+  /// Copies `module` (before the CPU lowering rewrites it) and starts.
+  LogicalResult start(ModuleOp module, const TrainerDescription &description,
+                      const CompileOptions &options, llvm::StringRef workDir,
+                      CompileTiming &timing, PendingAssembly &assembly) {
+    MLIRContext *hostContext = module.getContext();
+    context_ = std::make_unique<MLIRContext>(hostContext->getDialectRegistry(),
+                                             MLIRContext::Threading::DISABLED);
+    // The compile's threads (the kernel parts are serialized on them).
+    context_->setThreadPool(hostContext->getThreadPool());
+    context_->loadAllAvailableDialects();
+    context_->printOpOnDiagnostic(false);
+    std::string bytecode;
+    {
+      llvm::raw_string_ostream os(bytecode);
+      if (failed(writeBytecodeToFile(module, os)))
+        return module.emitError("cannot copy the step functions for the GPU");
+    }
+    module_ = parseSourceString<ModuleOp>(bytecode, ParserConfig(&*context_));
+    if (!module_)
+      return module.emitError("cannot copy the step functions for the GPU");
+    started_ = true;
+    // Its own copy: the CPU side fills in the description meanwhile.
+    description_ = description;
+    auto build = [this, &options, workDir = workDir.str(), &timing,
+                  &assembly] {
+      build_(*description_, options, workDir, timing, assembly);
+    };
+    background_ =
+        llvm::hardware_concurrency(options.jobs).compute_thread_count() > 1;
+    if (background_)
+      thread_ = std::thread(build);
+    else
+      build();
+    return success();
+  }
+
+  /// Waits for the build; on success, `description` gets the program
+  /// (none, after the warning, when CUDA was not asked for and the model
+  /// cannot compile for it).
+  LogicalResult finish(TrainerDescription &description,
+                       CompileTiming &timing) {
+    if (!started_)
+      return success();
+    {
+      std::optional<CompileStage> wait;
+      if (background_)
+        wait.emplace(timing, "wait for the GPU code generation");
+      join();
+    }
+    started_ = false;
+    if (failed(result_))
+      return failure();
+    if (program_)
+      description.gpu = std::move(*program_);
+    return success();
+  }
+
+private:
+  void join() {
+    if (thread_.joinable())
+      thread_.join();
+  }
+
+  void build_(const TrainerDescription &description,
+              const CompileOptions &options, const std::string &workDir,
+              CompileTiming &timing, PendingAssembly &assembly) {
+    CompileStage stage(timing,
+                       "GPU code generation (MLIR, NVVM; ptxas started)",
+                       background_);
+    bool explicitRequest = options.targetCUDA.has_value();
+    std::optional<std::string> ptxas = findPtxas(options.cudaToolkit);
     // Errors of an implicit GPU build become one warning.
-    std::optional<ScopedDiagnosticHandler> quiet;
-    if (!explicitRequest)
-      quiet.emplace(module.getContext(), [&](Diagnostic &diag) {
-        if (diag.getSeverity() == DiagnosticSeverity::Error)
-          diagnostics += diag.str();
-        return success();
-      });
+    std::string diagnostics;
+    ScopedDiagnosticHandler handler(&*context_, [&](Diagnostic &diag) {
+      if (explicitRequest)
+        return printDiagnostic(diag);
+      if (diag.getSeverity() == DiagnosticSeverity::Error)
+        diagnostics += diag.str();
+      return success();
+    });
     // Two parts per thread, so that the parts finish together; one when
     // there is one thread (--jobs 1).
     unsigned threads =
         llvm::hardware_concurrency(options.jobs).compute_thread_count();
-    program = buildGPUProgram(module, description, options, stage,
-                              threads > 1 ? 2 * threads : 1);
+    FailureOr<GPUProgram> program = buildGPUProgram(
+        *module_, description, options, stage, threads > 1 ? 2 * threads : 1);
+    module_ = nullptr;
+    if (failed(program)) {
+      if (explicitRequest) {
+        result_ = failure();
+        return;
+      }
+      llvm::errs() << "traincc: warning: no CUDA kernels for this model (" +
+                          diagnostics + "); the trainer runs on the CPU only\n";
+      return;
+    }
+    // ptxas runs in the background while the CPU code is generated.
+    if (ptxas && failed(assembly.start(*program, *ptxas, workDir))) {
+      result_ = failure();
+      return;
+    }
+    program_ = std::move(*program);
   }
-  if (failed(program)) {
-    if (explicitRequest)
-      return failure();
-    llvm::errs() << "traincc: warning: no CUDA kernels for this model ("
-                 << diagnostics << "); the trainer runs on the CPU only\n";
-    return success();
-  }
-  // ptxas runs in the background while the CPU code is generated.
-  if (ptxas && failed(assembly.start(*program, *ptxas, workDir)))
-    return failure();
-  description.gpu = std::move(*program);
-  return success();
-}
+
+  std::unique_ptr<MLIRContext> context_;
+  OwningOpRef<ModuleOp> module_;
+  std::optional<TrainerDescription> description_;
+  std::thread thread_;
+  bool started_ = false, background_ = false;
+  LogicalResult result_ = success();
+  std::optional<GPUProgram> program_;
+};
 
 /// Writes the CUDA kernels as PTX (--emit=ptx).
 int emitPTX(ModuleOp module, const CompileOptions &options,
@@ -339,7 +431,7 @@ int emitCUDAEmulation(ModuleOp module, const CompileOptions &options,
   buildBufferizePipeline(pm, LinalgPipelineOptions(!options.training.noFuse,
                                                    /*replicaCollectives=*/true));
   buildGPUEmulationPipeline(pm, !options.training.noFuse);
-  if (failed(pm.run(module)))
+  if (failed(stage.run(pm, module)))
     return 1;
   ObjectOptions objectOptions;
   objectOptions.cpu = options.cpu;
@@ -372,14 +464,16 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
   // Declared after the work directory: destroyed first, it waits for its
   // ptxas processes before the directory goes.
   PendingAssembly assembly;
+  // Declared after both: destroyed first, it waits for its thread.
+  GPUProgramBuild gpuBuild;
   if (options.emit == EmitKind::Exe) {
     if (!workDir.create())
       return 1;
     // Before the CPU lowering, which rewrites the module in place.
     bool cuda = options.targetCUDA.value_or(
         findPtxas(options.cudaToolkit).has_value());
-    if (cuda && failed(addGPUProgram(module, *description, options,
-                                     workDir.path(), timing, assembly)))
+    if (cuda && failed(gpuBuild.start(module, *description, options,
+                                      workDir.path(), timing, assembly)))
       return 1;
   }
 
@@ -392,10 +486,13 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
                          LinalgPipelineOptions(!options.training.noFuse,
                                                /*replicaCollectives=*/true,
                                                /*forCPU=*/true));
-  if (failed(bufferizePm.run(module)))
+  if (failed(stage->run(bufferizePm, module)))
     return 1;
   if (options.targetCPU)
     description->cpuCosts = measureLoopNests(module);
+  // The report shows both targets' kernels, so it waits for the GPU's.
+  if (options.report && failed(gpuBuild.finish(*description, timing)))
+    return 1;
   if (options.report)
     printKernelReport(description->cpuCosts ? &*description->cpuCosts
                                             : nullptr,
@@ -410,8 +507,10 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
     pm.addPass(createTimeKernelsPass());
   CPUCodegenPipelineOptions cpuOptions;
   cpuOptions.cpu = options.cpu;
+  cpuOptions.fuse = !options.training.noFuse;
   buildCPULowerToLLVMPipeline(pm, cpuOptions);
-  if (failed(pm.run(module)) || failed(bindKernels(module, *description)))
+  if (failed(stage->run(pm, module)) ||
+      failed(bindKernels(module, *description)))
     return 1;
   if (options.report)
     printMemoryReport(*description, llvm::outs());
@@ -445,6 +544,8 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
   // Each part's balance, under the stage that ran them in parallel.
   if (timing.enabled())
     printObjectTimings(partTimings);
+  if (failed(gpuBuild.finish(*description, timing)))
+    return 1;
   if (description->gpu) {
     stage.emplace(timing, "ptxas (its time after the CPU code generation)");
     if (failed(assembly.finish(*description->gpu)))
@@ -481,7 +582,8 @@ int traincc::runCompile(const CompileOptions &options) {
   ScopedDiagnosticHandler handler(&context, printDiagnostic);
 
   // Reports when it goes out of scope: after every stage below.
-  CompileTiming timing(options.timing, options.printIRAfter);
+  CompileTiming timing(options.timing, options.printIRAfter,
+                       options.verifyEach);
   OwningOpRef<ModuleOp> module;
   {
     CompileStage stage(timing, "read ONNX (check, convert, first stage)");
@@ -499,7 +601,7 @@ int traincc::runCompile(const CompileOptions &options) {
     PassManager importPm(&context);
     stage.time(importPm);
     buildImportPipeline(importPm, ImportPipelineOptions());
-    if (failed(importPm.run(*module)))
+    if (failed(stage.run(importPm, *module)))
       return 1;
   }
   if (options.report)
@@ -512,7 +614,7 @@ int traincc::runCompile(const CompileOptions &options) {
     PassManager stepPm(&context);
     stage.time(stepPm);
     buildTrainingPipeline(stepPm, options.training);
-    if (failed(stepPm.run(*module)))
+    if (failed(stage.run(stepPm, *module)))
       return 1;
   }
   if (options.emit == EmitKind::StepMLIR)
@@ -527,7 +629,7 @@ int traincc::runCompile(const CompileOptions &options) {
     stage.time(linalgPm);
     buildTrainToLinalgPipeline(
         linalgPm, LinalgPipelineOptions(!options.training.noFuse));
-    if (failed(linalgPm.run(*module)))
+    if (failed(stage.run(linalgPm, *module)))
       return 1;
     return printModule(*module, options);
   }

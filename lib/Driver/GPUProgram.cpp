@@ -346,7 +346,7 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   buildBufferizePipeline(bufferizePm,
                          LinalgPipelineOptions(!options.training.noFuse,
                                                /*replicaCollectives=*/true));
-  if (failed(bufferizePm.run(*module)))
+  if (failed(stage.run(bufferizePm, *module)))
     return failure();
   GPUCostTracker tracker;
   tracker.tag(*module);
@@ -360,7 +360,7 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   buildGPULowerToNVVMPipeline(pm, gpuOptions);
   std::optional<StepCosts> costs;
   pm.addInstrumentation(std::make_unique<MeasureKernels>(tracker, costs));
-  if (failed(pm.run(*module)))
+  if (failed(stage.run(pm, *module)))
     return failure();
 
   GPUProgram program;

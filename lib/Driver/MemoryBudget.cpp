@@ -57,12 +57,16 @@ std::optional<CandidatePlan> planFor(const CompileOptions &options,
       importONNXFile(&context, options.inputPath, importOptions);
   if (!module)
     return std::nullopt;
+  // Each candidate is a compile of its own, verified once per stage.
+  CompileTiming timing(false, "", options.verifyEach);
+  CompileStage stage(timing, "memory budget");
   PassManager stepPm(&context);
+  stage.time(stepPm);
   buildImportPipeline(stepPm, ImportPipelineOptions());
   TrainingOptions training = options.training;
   training.recompute = recompute;
   buildTrainingPipeline(stepPm, training);
-  if (failed(stepPm.run(*module)))
+  if (failed(stage.run(stepPm, *module)))
     return std::nullopt;
   FailureOr<TrainerDescription> description =
       describeTrainer(*module, options);
@@ -70,8 +74,6 @@ std::optional<CandidatePlan> planFor(const CompileOptions &options,
     return std::nullopt;
   CandidatePlan plan;
   if (cuda) {
-    CompileTiming timing(false);
-    CompileStage stage(timing, "memory budget");
     FailureOr<GPUProgram> program =
         buildGPUProgram(*module, *description, options, stage);
     if (failed(program))
@@ -81,14 +83,17 @@ std::optional<CandidatePlan> planFor(const CompileOptions &options,
   }
   if (options.targetCPU) {
     PassManager pm(&context);
+    stage.time(pm);
     buildBufferizePipeline(pm,
                            LinalgPipelineOptions(!options.training.noFuse,
                                                  /*replicaCollectives=*/true,
                                                  /*forCPU=*/true));
     CPUCodegenPipelineOptions cpuOptions;
     cpuOptions.cpu = options.cpu;
+    cpuOptions.fuse = !options.training.noFuse;
     buildCPULowerToLLVMPipeline(pm, cpuOptions);
-    if (failed(pm.run(*module)) || failed(bindKernels(*module, *description)))
+    if (failed(stage.run(pm, *module)) ||
+        failed(bindKernels(*module, *description)))
       return std::nullopt;
     plan.cpu = summarizeMemory(*description, false).peak();
   }

@@ -204,6 +204,10 @@ void traincc::buildCPULowerToLLVMPipeline(
   pm.addPass(createPackConvolutionWindowsPass(pack));
   pm.addPass(createCollapseContiguousLoopsPass());
   pm.addPass(createOrderLoopsForVectorizationPass());
+  // BatchNorm means in the convolutions' epilogues: on the final loop
+  // nests, before the memory plan places their partial sums.
+  if (options.fuse)
+    pm.addPass(createFuseConvChannelSumsPass());
   // Every temporary (the packed convolution windows too) in one workspace
   // the runtime allocates once; before outlining, so that a loop nest's
   // buffers stay alive for its whole parallel call. Deallocation then has
@@ -211,6 +215,9 @@ void traincc::buildCPULowerToLLVMPipeline(
   pm.addPass(createPlanStepMemoryPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  // Before outlining, which moves each fill and its contraction into
+  // separate functions; the vectorizer below starts those sums at zero.
+  pm.addPass(createAbsorbZeroFillsPass());
   if (options.threads) {
     pm.addPass(createOutlineParallelLoopsPass());
     // Repeated blocks' kernels are generated and compiled once.
@@ -351,6 +358,8 @@ void traincc::buildGPUEmulationPipeline(OpPassManager &pm, bool fuse) {
   pm.addPass(createGPUKernelsToCPUPass());
   CPUCodegenPipelineOptions cpu;
   cpu.threads = false;
+  // The CUDA kernels' own fusion is done; none of the CPU kernels'.
+  cpu.fuse = false;
   buildCPULowerToLLVMPipeline(pm, cpu);
   pm.addPass(createEmulationEntryPointsPass());
 }

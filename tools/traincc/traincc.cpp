@@ -122,6 +122,11 @@ static cl::opt<std::string> printIRAfter(
     cl::desc("Print the IR after each run of the pass with this traincc-opt "
              "name (standard error); for working on the compiler"),
     cl::value_desc("pass"), cl::Hidden, cl::cat(category));
+static cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass, not only at the end of each "
+             "stage; for working on the compiler"),
+    cl::Hidden, cl::cat(category));
 static cl::opt<bool> printWeights(
     "print-weights",
     cl::desc("Print every initial value in emitted MLIR (default: elide "
@@ -222,6 +227,7 @@ static std::optional<traincc::CompileOptions> collectOptions() {
   options.profileKernels = profileKernels;
   options.timing = timing;
   options.printIRAfter = printIRAfter;
+  options.verifyEach = verifyEach;
   options.optLevel = optLevel;
   options.jobs = jobs;
   options.printWeights = printWeights;

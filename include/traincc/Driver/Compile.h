@@ -80,6 +80,10 @@ struct CompileOptions {
   /// (`traincc-vectorize-contractions`) on standard error (hidden
   /// --print-ir-after, for working on the compiler).
   std::string printIRAfter;
+  /// Verify the IR after every pass (hidden --verify-each). By default each
+  /// stage verifies its result once: verifying after every pass cost a
+  /// quarter of the GPU code generation's time.
+  bool verifyEach = false;
   /// LLVM optimisation level of the CPU kernels, 0 to 3 (-O).
   unsigned optLevel = 3;
   /// Threads for LLVM's optimisation and code generation; 0: every core.

@@ -99,7 +99,9 @@ struct CPUCodegenPipelineOptions
                      "(traincc_parallel_for)"),
       llvm::cl::init(true)};
   Option<bool> fuse{*this, "fuse",
-                    llvm::cl::desc("Fuse elementwise chains"),
+                    llvm::cl::desc("Fuse elementwise chains, and BatchNorm "
+                                   "means into the convolutions' epilogues "
+                                   "(off under traincc --no-fuse)"),
                     llvm::cl::init(true)};
   Option<std::string> cpu{
       *this, "cpu",

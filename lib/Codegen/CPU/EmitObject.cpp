@@ -6,6 +6,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -218,6 +219,38 @@ void prepareTranslation(ModuleOp module) {
   module->getContext()->appendDialectRegistry(registry);
 }
 
+/// A weak, hidden `__truncsfbf2` (f32 -> bf16, round to nearest even, NaN
+/// kept quiet) in every object. traincc-expand-bf16-conversions leaves no
+/// conversion in the IR, but an x86 CPU without AVX512-BF16 (AMD Zen 3,
+/// say) holds bf16 selects, phis and vector lanes in f32 registers and the
+/// backend rounds them back with this libcall, which GCC 12's libgcc
+/// lacks. Those values are bf16 already, so any correct rounding will do.
+void addBF16TruncationLibcall(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *type = llvm::FunctionType::get(llvm::Type::getBFloatTy(context),
+                                       {llvm::Type::getFloatTy(context)},
+                                       /*isVarArg=*/false);
+  llvm::Function *function = module.getFunction("__truncsfbf2");
+  if (function && !function->isDeclaration())
+    return;
+  if (!function)
+    function = llvm::Function::Create(type, llvm::GlobalValue::WeakAnyLinkage,
+                                      "__truncsfbf2", module);
+  function->setLinkage(llvm::GlobalValue::WeakAnyLinkage);
+  function->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", function));
+  llvm::Value *value = function->getArg(0);
+  llvm::Value *bits = b.CreateBitCast(value, b.getInt32Ty());
+  llvm::Value *lsb = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  llvm::Value *rounded =
+      b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(lsb, b.getInt32(0x7fff))), 16);
+  llvm::Value *quietNaN = b.CreateOr(b.CreateLShr(bits, 16), 0x40);
+  llvm::Value *isNaN = b.CreateFCmpUNO(value, value);
+  llvm::Value *result =
+      b.CreateTrunc(b.CreateSelect(isNaN, quietNaN, rounded), b.getInt16Ty());
+  b.CreateRet(b.CreateBitCast(result, b.getBFloatTy()));
+}
+
 /// Optimises `llvmModule` and writes it as LLVM IR text or an object file.
 /// False if the target cannot emit objects.
 bool compileModule(llvm::Module &llvmModule, llvm::TargetMachine &machine,
@@ -380,6 +413,7 @@ LogicalResult traincc::emitHostCode(ModuleOp module,
       translateModuleToLLVMIR(module, llvmContext, "traincc-kernels");
   if (!llvmModule)
     return module.emitError("translation to LLVM IR failed");
+  addBF16TruncationLibcall(*llvmModule);
   FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
       createHostMachine(module, options);
   if (failed(machine))
@@ -422,6 +456,7 @@ traincc::emitHostObjects(ModuleOp module, const ObjectOptions &options,
                                          "traincc-kernels-" + Twine(index).str());
     if (!out.module)
       return module.emitError("translation to LLVM IR failed");
+    addBF16TruncationLibcall(*out.module);
     part = nullptr;
     FailureOr<std::unique_ptr<llvm::TargetMachine>> machine =
         createHostMachine(module, options);

@@ -7,10 +7,10 @@
 // is vectorized, lowered, optimized and emitted proportional to the
 // distinct shapes of a model, not to its depth.
 //
-// Two kernels are the same when their printed IR is, in generic form with
-// local value numbering, with the name and argument attributes left out
-// (codegen::structuralKey). Printing is linear in the kernel's size and
-// exact: no hash collision can merge different code.
+// Two kernels are the same when their IR is, with the name and argument
+// attributes left out (codegen::StructuralTable: a structural hash picks
+// the candidates, a full comparison decides, so no hash collision can merge
+// different code).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +19,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "llvm/ADT/StringMap.h"
 
 namespace traincc {
 #define GEN_PASS_DEF_SHAREIDENTICALKERNELSPASS
@@ -36,7 +35,7 @@ struct ShareIdenticalKernelsPass
           ShareIdenticalKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    llvm::StringMap<func::FuncOp> firstOfKind;
+    codegen::StructuralTable firstOfKind;
     DenseMap<StringAttr, func::FuncOp> replacement;
     SmallVector<func::FuncOp> duplicates;
     for (func::FuncOp kernel : module.getOps<func::FuncOp>()) {
@@ -44,11 +43,9 @@ struct ShareIdenticalKernelsPass
                       kernel->hasAttr(kSerialBodyAttrName);
       if (kernel.isExternal() || !outlined || !kernel.isPrivate())
         continue;
-      auto [it, inserted] =
-          firstOfKind.try_emplace(codegen::structuralKey(kernel), kernel);
-      if (inserted)
+      auto kept = cast<func::FuncOp>(firstOfKind.lookupOrInsert(kernel));
+      if (kept == kernel)
         continue;
-      func::FuncOp kept = it->second;
       replacement[kernel.getSymNameAttr()] = kept;
       duplicates.push_back(kernel);
       keepCommonNoAlias(kept, kernel);

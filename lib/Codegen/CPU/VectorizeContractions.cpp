@@ -34,6 +34,7 @@
 #include "traincc/Codegen/CPU/Passes.h"
 
 #include "AffineStride.h"
+#include "ChannelSums.h"
 #include "MultiplyAdd.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -46,6 +47,8 @@
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include "llvm/ADT/bit.h"
@@ -175,6 +178,12 @@ struct Vectorizer {
   unsigned numLoops;
   int64_t maxAccumulators;
   int64_t cacheBytes; // inputs one reduction block may read
+  // traincc.zero_init: the output was not filled; true (i1) in the first
+  // reduction block, whose sums start from +0.0 (null when filled).
+  Value firstBlock;
+  // traincc.channel_sums: true (i1) in the last reduction block, whose
+  // outputs are final.
+  Value lastBlock;
 
   /// Indices into `operand` at the loop indices `ivs`.
   SmallVector<Value> indices(OpBuilder &b, Location loc, OpOperand &operand,
@@ -266,6 +275,10 @@ struct Vectorizer {
           b, loc, arith::AddIOp::create(b, loc, start, blockSize), upper[dim]);
       lower[dim] = start;
     }
+    if (op->hasAttr(traincc::kZeroInitAttrName))
+      firstBlock = isFirstBlock(b, loc, staticRanges, lower);
+    if (op->hasAttr(traincc::cpu::kChannelSumsAttrName))
+      lastBlock = isLastBlock(b, loc, staticRanges, upper);
     // A tile along a loop of dynamic length (a thread's range) covers the
     // multiples of its factor; the rest runs without that side of the tile.
     auto dynamicJam = llvm::find_if(tile, [&](const Jam &jam) {
@@ -375,6 +388,103 @@ struct Vectorizer {
     // Equal blocks where possible.
     int64_t count = llvm::divideCeil(range, block);
     return std::make_pair(*outermost, llvm::divideCeil(range, count));
+  }
+
+  /// Whether the reduction block that starts at `lower` is the first: the
+  /// blocked loop (reductionBlock's) at its start, or always without one.
+  Value isFirstBlock(OpBuilder &b, Location loc, ArrayRef<int64_t> ranges,
+                     ArrayRef<Value> lower) {
+    if (std::optional<std::pair<unsigned, int64_t>> blocking =
+            reductionBlock(ranges))
+      return arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, lower[blocking->first],
+          arith::ConstantIndexOp::create(b, loc, 0));
+    return arith::ConstantIntOp::create(b, loc, 1, 1);
+  }
+
+  /// The vector of outputs at `at` a tile starts from: loaded (`mask`'s
+  /// lanes), or `zero` in the first block of an unfilled output (a masked
+  /// load of no lanes where blocks follow: nothing is read).
+  Value initialOutputs(OpBuilder &b, Location loc, ValueRange at, Value mask,
+                       Value zero) {
+    Value buffer = op.getDpsInitOperand(0)->get();
+    if (firstBlock && matchPattern(firstBlock, m_One()))
+      return zero;
+    if (firstBlock) {
+      auto maskType = cast<VectorType>(mask.getType());
+      Value none = arith::ConstantOp::create(
+          b, loc, maskType, DenseElementsAttr::get(maskType, false));
+      mask = arith::SelectOp::create(b, loc, firstBlock, none, mask);
+    }
+    return vector::MaskedLoadOp::create(b, loc, zero.getType(), buffer, at,
+                                        mask, zero);
+  }
+
+  /// The output at `at` a reduction's sum is added to: loaded, or +0.0 in
+  /// the first block of an unfilled output.
+  Value initialOutput(OpBuilder &b, Location loc, ValueRange at) {
+    Value buffer = op.getDpsInitOperand(0)->get();
+    if (firstBlock && matchPattern(firstBlock, m_One()))
+      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    Value old = memref::LoadOp::create(b, loc, buffer, at);
+    if (!firstBlock)
+      return old;
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    return arith::SelectOp::create(b, loc, firstBlock, zero, old);
+  }
+
+  /// Whether the reduction block that ends at `upper` is the last: the
+  /// blocked loop (reductionBlock's) at its end, or always without one.
+  Value isLastBlock(OpBuilder &b, Location loc, ArrayRef<int64_t> ranges,
+                    ArrayRef<Value> upper) {
+    if (std::optional<std::pair<unsigned, int64_t>> blocking =
+            reductionBlock(ranges))
+      return arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, upper[blocking->first],
+          arith::ConstantIndexOp::create(b, loc, ranges[blocking->first]));
+    return arith::ConstantIntOp::create(b, loc, 1, 1);
+  }
+
+  /// traincc.channel_sums: adds the tile's stored vectors `accs` (lanes
+  /// off in `maskOf(u)` as zero) to the second output at their [n, c]
+  /// (ivs at the tile, `select` pointing them at output `u`): the vectors
+  /// of one [n, c] first, then their lanes, in a fixed order.
+  void addChannelSums(OpBuilder &b, Location loc, ArrayRef<Jam> tile,
+                      ValueRange accs, function_ref<Value(int64_t)> maskOf,
+                      function_ref<void(OpBuilder &, Location, int64_t)> select,
+                      ArrayRef<Value> ivs) {
+    OpOperand &sums = *op.getDpsInitOperand(1);
+    AffineMap map = op.getMatchingIndexingMap(&sums);
+    auto type = cast<VectorType>(accs.front().getType());
+    Value zero = arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0)));
+    // (first output of the group, its vectors' sum), by [n, c].
+    SmallVector<std::pair<int64_t, Value>> groups;
+    DenseMap<int64_t, unsigned> groupOf;
+    for (auto [u, acc] : llvm::enumerate(accs)) {
+      int64_t key = 0;
+      for (const Jam &jam : tile)
+        if (map.isFunctionOfDim(jam.dim))
+          key += ((int64_t(u) / jam.stride) % jam.factor) * jam.stride;
+      Value lanes = arith::SelectOp::create(b, loc, maskOf(u), acc, zero);
+      auto [at, added] = groupOf.try_emplace(key, groups.size());
+      if (added)
+        groups.push_back({int64_t(u), lanes});
+      else
+        groups[at->second].second =
+            arith::AddFOp::create(b, loc, groups[at->second].second, lanes);
+    }
+    for (auto [u, vector] : groups) {
+      select(b, loc, u);
+      SmallVector<Value> at = indices(b, loc, sums, ivs);
+      Value sum = vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::ADD, vector, Value(),
+          arith::FastMathFlags::reassoc);
+      Value old = memref::LoadOp::create(b, loc, sums.get(), at);
+      memref::StoreOp::create(b, loc,
+                              arith::AddFOp::create(b, loc, old, sum),
+                              sums.get(), at);
+    }
   }
 
   /// The vector loop nest over [lower, upper) of every loop, `tile`'s
@@ -510,9 +620,8 @@ struct Vectorizer {
             }
             select(b, loc, u);
             outAt.push_back(indices(b, loc, output, ivs));
-            inits.push_back(vector::MaskedLoadOp::create(
-                b, loc, accType, outBuffer, outAt.back(),
-                outMasks[innerOffset(u)], zero));
+            inits.push_back(initialOutputs(b, loc, outAt.back(),
+                                           outMasks[innerOffset(u)], zero));
           }
           scf::LoopNest nest = scf::buildLoopNest(
               b, loc, redLbs, redUbs, redSteps, inits,
@@ -569,9 +678,21 @@ struct Vectorizer {
             Value sum = vector::ReductionOp::create(
                 b, loc, vector::CombiningKind::ADD, acc, Value(),
                 arith::FastMathFlags::reassoc);
-            Value old = memref::LoadOp::create(b, loc, outBuffer, at);
+            Value old = initialOutput(b, loc, at);
             Value updated = arith::AddFOp::create(b, loc, old, sum);
             memref::StoreOp::create(b, loc, updated, outBuffer, at);
+          }
+          if (!reduceInner && lastBlock) {
+            for (unsigned dim : reduction)
+              ivs[dim] = zeroIndex;
+            OpBuilder::InsertionGuard guard(b);
+            if (!matchPattern(lastBlock, m_One()))
+              b.setInsertionPointToStart(
+                  scf::IfOp::create(b, loc, lastBlock).thenBlock());
+            addChannelSums(
+                b, loc, tile, nest.results,
+                [&](int64_t u) { return outMasks[innerOffset(u)]; }, select,
+                ivs);
           }
           // The innermost reduction loops when they are short (a 3x3
           // kernel, a 32-wide row's two vectors) unrolled, at most 16 steps
@@ -599,7 +720,7 @@ struct VectorizeContractionsPass
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (isMultiplyAdd(op))
+      if (isMultiplyAdd(op) || traincc::cpu::isMultiplyAddWithChannelSums(op))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -644,6 +765,77 @@ struct VectorizeContractionsPass
                             cacheBytes};
       vectorizer.rewrite(rewriter);
     }
+    // First: a split op would lose the mark.
+    restoreZeroFills();
+    splitChannelSums();
+  }
+
+  /// The ops marked traincc.channel_sums that were not rewritten above:
+  /// the multiply-add alone, then a loop nest that adds its outputs into
+  /// the sums.
+  void splitChannelSums() {
+    SmallVector<linalg::GenericOp> marked;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(traincc::cpu::kChannelSumsAttrName))
+        marked.push_back(op);
+    });
+    for (linalg::GenericOp op : marked) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      MLIRContext *context = op.getContext();
+      Value output = op.getDpsInitOperand(0)->get();
+      Value sums = op.getDpsInitOperand(1)->get();
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      maps.pop_back();
+      Block &body = op.getRegion().front();
+      auto alone = linalg::GenericOp::create(
+          b, loc, TypeRange{}, op.getDpsInputs(), ValueRange{output}, maps,
+          op.getIteratorTypesArray(),
+          [&](OpBuilder &nb, Location nloc, ValueRange args) {
+            IRMapping mapping;
+            for (auto [old, arg] :
+                 llvm::zip(body.getArguments().take_front(3), args))
+              mapping.map(old, arg);
+            for (Operation &nested : body.without_terminator())
+              nb.clone(nested, mapping);
+            linalg::YieldOp::create(
+                nb, nloc,
+                mapping.lookup(body.getTerminator()->getOperand(0)));
+          });
+      for (NamedAttribute attr : op->getDiscardableAttrs())
+        if (attr.getName() != traincc::cpu::kChannelSumsAttrName)
+          alone->setAttr(attr.getName(), attr.getValue());
+      int64_t rank = cast<MemRefType>(output.getType()).getRank();
+      SmallVector<utils::IteratorType> iterators(
+          rank, utils::IteratorType::reduction);
+      iterators[0] = iterators[1] = utils::IteratorType::parallel;
+      linalg::GenericOp::create(
+          b, loc, TypeRange{}, ValueRange{output}, ValueRange{sums},
+          {AffineMap::getMultiDimIdentityMap(rank, context),
+           AffineMap::getMultiDimIdentityMap(rank, context)
+               .getSubMap({0, 1})},
+          iterators, [](OpBuilder &nb, Location nloc, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult());
+          });
+      op->erase();
+    }
+  }
+
+  /// The contractions marked by traincc-absorb-zero-fills that were not
+  /// rewritten above get their fill back, of the outputs they compute.
+  void restoreZeroFills() {
+    getOperation().walk([](linalg::GenericOp op) {
+      if (!op->hasAttr(traincc::kZeroInitAttrName))
+        return;
+      OpBuilder b(op);
+      Value zero = arith::ConstantOp::create(b, op.getLoc(),
+                                             b.getF32FloatAttr(0.0));
+      linalg::FillOp::create(b, op.getLoc(), zero,
+                             op.getDpsInitOperand(0)->get());
+      op->removeAttr(traincc::kZeroInitAttrName);
+    });
   }
 };
 

@@ -166,7 +166,7 @@ struct MergeKernelModulesPass
     // Kernels equal up to their names (repeated blocks, the forward
     // kernels micro_step and eval_step share) are compiled once: each old
     // module name maps to the kernel its launches use.
-    llvm::StringMap<StringAttr> firstOfKind;
+    codegen::StructuralTable firstOfKind;
     DenseMap<StringAttr, StringAttr> kernelFor;
     for (gpu::GPUModuleOp source : sources) {
       StringAttr moduleName = source.getNameAttr();
@@ -176,10 +176,10 @@ struct MergeKernelModulesPass
           // Old module names are unique; kernel names repeat across them.
           kernel.setName(moduleName);
           alignWorkgroupBuffers(kernel);
-          auto [first, inserted] = firstOfKind.try_emplace(
-              codegen::structuralKey(kernel), moduleName);
-          kernelFor[moduleName] = first->second;
-          if (inserted)
+          // The first of its kind keeps its name (its old module's).
+          auto first = cast<gpu::GPUFuncOp>(firstOfKind.lookupOrInsert(kernel));
+          kernelFor[moduleName] = first.getNameAttr();
+          if (first == kernel)
             kernel->moveBefore(&mergedBody, mergedBody.end());
           continue;
         }

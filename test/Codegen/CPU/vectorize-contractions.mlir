@@ -223,3 +223,153 @@ func.func @untouched(%a: memref<8x32xf32>, %b: memref<32x8xf32>, %c: memref<8x8x
   }
   return
 }
+
+// -----
+
+// Tests that a contraction whose zero fill traincc-absorb-zero-fills
+// dropped starts its accumulators from +0.0: the outputs are not loaded
+// (only stored), and a reduction's lane sum is added to +0.0 instead of the
+// output. With blocks over n, only the first block starts from zero: the
+// later ones load the outputs (a mask of no lanes in the first).
+// CHECK-LABEL: func.func @zero_init
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NOT: vector.maskedload %arg2
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]],
+// CHECK: vector.fma
+// CHECK: vector.maskedstore %arg2
+// CHECK: %[[SUM:.*]] = vector.reduction <add>
+// CHECK-NOT: memref.load %arg5
+// CHECK: %[[NEW:.*]] = arith.addf %{{.*}}, %[[SUM]] : f32
+// CHECK: memref.store %[[NEW]], %arg5
+// CHECK-NOT: linalg.fill
+// CHECK: return
+// BLOCK-LABEL: func.func @zero_init
+// BLOCK: scf.for %[[N:.*]] = %{{.*}} to %c4 step %c1 {
+// BLOCK: %[[FIRST:.*]] = arith.cmpi eq, %[[N]], %c0
+// BLOCK: %[[NONE:.*]] = arith.constant dense<false> : vector<16xi1>
+// BLOCK: %[[MASK:.*]] = arith.select %[[FIRST]], %[[NONE]], %{{.*}} : vector<16xi1>
+// BLOCK: vector.maskedload %arg2[{{.*}}], %[[MASK]]
+#xt = affine_map<(f, n, p, k) -> (n, p, k)>
+#dyt = affine_map<(f, n, p, k) -> (n, f, p)>
+#dwt = affine_map<(f, n, p, k) -> (f, k)>
+#x32 = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#dy32 = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, f, oh, ow)>
+#dw32 = affine_map<(f, c, kh, kw, n, oh, ow) -> (f, c, kh, kw)>
+func.func @zero_init(%x: memref<4x16x64xf32>, %dy: memref<4x8x16xf32>, %dw: memref<8x64xf32>,
+                     %x4: memref<2x3x16x16xf32>, %dy4: memref<2x4x14x14xf32>, %dw4: memref<4x3x3x3xf32>) {
+  linalg.generic {indexing_maps = [#xt, #dyt, #dwt], iterator_types = ["parallel", "reduction", "reduction", "parallel"]}
+      ins(%x, %dy : memref<4x16x64xf32>, memref<4x8x16xf32>) outs(%dw : memref<8x64xf32>) attrs = {traincc.zero_init} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#x32, #dy32, #dw32], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x4, %dy4 : memref<2x3x16x16xf32>, memref<2x4x14x14xf32>) outs(%dw4 : memref<4x3x3x3xf32>) attrs = {traincc.zero_init} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that a marked contraction the pass does not rewrite (its innermost
+// loop reads an input with a stride) gets its zero fill back.
+// CHECK-LABEL: func.func @zero_init_untouched
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: linalg.fill ins(%[[ZERO]] : f32) outs(%arg2 : memref<8x8xf32>)
+// CHECK: linalg.generic
+// CHECK-NOT: traincc.zero_init
+#a = affine_map<(i, j, k) -> (i, k)>
+#b = affine_map<(i, j, k) -> (k, j)>
+#c = affine_map<(i, j, k) -> (i, j)>
+func.func @zero_init_untouched(%a: memref<8x32xf32>, %b: memref<32x8xf32>, %c: memref<8x8xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x32xf32>, memref<32x8xf32>) outs(%c : memref<8x8xf32>) attrs = {traincc.zero_init} {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that a convolution marked traincc.channel_sums (by
+// traincc-fuse-conv-channel-sums) adds each tile's stored vectors into its
+// second output at [n, f]: masked-off lanes as zero, the tile's 7 rows of
+// one channel together, then their lanes. With blocks over the input
+// channels, only the last block, whose outputs are final, adds them.
+// CHECK-LABEL: func.func @channel_sums
+// CHECK-NOT: linalg.generic
+// CHECK: vector.maskedstore %arg2[{{.*}}], %[[MASK:.*]], %[[ACC:.*]] :
+// CHECK-COUNT-13: vector.maskedstore %arg2
+// CHECK-NOT: scf.if
+// CHECK: %[[L0:.*]] = arith.select %[[MASK]], %[[ACC]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: arith.select
+// CHECK: %[[L2:.*]] = arith.select
+// CHECK: arith.addf %[[L0]], %[[L2]] : vector<16xf32>
+// CHECK: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
+// CHECK: %[[OLD:.*]] = memref.load %arg3[
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[SUM]] : f32
+// CHECK: memref.store %[[NEW]], %arg3[
+// CHECK: vector.reduction <add>
+// CHECK-NOT: vector.reduction
+// CHECK-NOT: traincc.channel_sums
+// CHECK: return
+// BLOCK-LABEL: func.func @channel_sums
+// BLOCK: scf.for %{{.*}} = %{{.*}} to %[[C8:.*]] step %{{.*}} {
+// BLOCK: %[[END:.*]] = arith.minsi %{{.*}}, %[[C8]] : index
+// BLOCK: %[[LAST:.*]] = arith.cmpi eq, %[[END]], %{{.*}} : index
+// BLOCK: vector.maskedstore %arg2
+// BLOCK: scf.if %[[LAST]] {
+// BLOCK: vector.reduction <add>
+// BLOCK: memref.store %{{.*}}, %arg3[
+#in = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, c, kh, kw, ow) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, f, oh, ow)>
+#sums = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, f)>
+func.func @channel_sums(%x: memref<2x8x16x16xf32>, %w: memref<4x8x3x3xf32>, %y: memref<2x4x14x14xf32>, %s: memref<2x4xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out, #sums], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]}
+      ins(%x, %w : memref<2x8x16x16xf32>, memref<4x8x3x3xf32>) outs(%y, %s : memref<2x4x14x14xf32>, memref<2x4xf32>) attrs = {traincc.channel_sums} {
+  ^bb0(%a: f32, %b: f32, %acc: f32, %sum: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r, %sum : f32, f32
+  }
+  return
+}
+
+// -----
+
+// Tests that a marked convolution the pass does not rewrite (its innermost
+// loop reads the input with a stride) is left without its second output,
+// and a loop nest after it adds its outputs into the sums.
+// CHECK-LABEL: func.func @channel_sums_untouched
+// CHECK: linalg.generic
+// CHECK-NOT: traincc.channel_sums
+// CHECK-SAME: outs(%arg2 : memref<2x4x14x14xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction", "reduction"]
+// CHECK-SAME: ins(%arg2 : memref<2x4x14x14xf32>) outs(%arg3 : memref<2x4xf32>)
+// CHECK: arith.addf
+// CHECK: return
+#in = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, c, oh + kh, 2 * ow + kw)>
+#w = affine_map<(n, f, oh, c, kh, kw, ow) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, f, oh, ow)>
+#sums = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, f)>
+func.func @channel_sums_untouched(%x: memref<2x3x16x30xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x14x14xf32>, %s: memref<2x4xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out, #sums], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]}
+      ins(%x, %w : memref<2x3x16x30xf32>, memref<4x3x3x3xf32>) outs(%y, %s : memref<2x4x14x14xf32>, memref<2x4xf32>) attrs = {traincc.channel_sums} {
+  ^bb0(%a: f32, %b: f32, %acc: f32, %sum: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r, %sum : f32, f32
+  }
+  return
+}
+

@@ -21,6 +21,9 @@ constexpr llvm::StringLiteral kParallelBodyAttrName = "traincc.parallel_body";
 /// directly, so that traincc-share-identical-kernels keeps one of each and
 /// step functions stay short sequences of calls for LLVM.
 constexpr llvm::StringLiteral kSerialBodyAttrName = "traincc.serial_body";
+/// Marks the contractions whose zero fill traincc-absorb-zero-fills
+/// dropped, for traincc-vectorize-contractions.
+constexpr llvm::StringLiteral kZeroInitAttrName = "traincc.zero_init";
 
 #define GEN_PASS_DECL
 #include "traincc/Codegen/CPU/Passes.h.inc"

@@ -108,6 +108,42 @@ def CollapseContiguousLoopsPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def FuseConvChannelSumsPass
+    : Pass<"traincc-fuse-conv-channel-sums", "mlir::ModuleOp"> {
+  let summary = "Moves the per-channel sum of a convolution's output (a "
+                "BatchNorm mean) into the convolution's epilogue";
+  let description = [{
+    Finds, on buffers, a multiply-add `linalg.generic` (the convolutions
+    `traincc-vectorize-contractions` rewrites; innermost loop parallel,
+    static output of rank 3 or more indexed [batch, channel, ...] by two
+    outer parallel loops) and the first later op of its block that adds
+    its whole output into a per-channel f32 vector (`init[c] += x[n, c,
+    ...]`, read directly or through `memref.collapse_shape`s that keep the
+    first two dimensions), with no op in between that may write the
+    output. The convolution gets a second output `sums`, a new zero-filled
+    `memref<N x C x f32>` indexed by the output's first two indices, which
+    its body passes through, and the unit attribute `traincc.channel_sums`:
+    `traincc-vectorize-contractions` then adds each vector of outputs it
+    stores into `sums[n, c]` (ops it does not vectorize get a loop nest
+    that does). The sum becomes `init[c] += sums[n, c]` over n in order,
+    and `sums` is freed after it.
+
+    Each [n, c] is summed by the thread that computes image n, in the
+    order of the static register tile, so results do not depend on the
+    number of threads; they differ from the separate sum's only in where
+    rounding happens. Sums of other shapes (not over every index but the
+    second, or with other inputs: BatchNorm's variance around the mean),
+    and outputs written again before the sum, are left alone. Run it after
+    `traincc-order-loops-for-vectorization`, before
+    `traincc-plan-step-memory` (which places `sums`) and
+    `traincc-outline-parallel-loops`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def PlanStepMemoryPass
     : Pass<"traincc-plan-step-memory", "mlir::ModuleOp"> {
   let summary = "Places every temporary of a step function in one workspace "
@@ -138,6 +174,33 @@ def PlanStepMemoryPass
     "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect",
   ];
+}
+
+def AbsorbZeroFillsPass
+    : Pass<"traincc-absorb-zero-fills", "mlir::ModuleOp"> {
+  let summary = "Drops the zero fill in front of a contraction and marks the "
+                "contraction to start its sums from zero";
+  let description = [{
+    Each convolution and matmul accumulates into a buffer that a
+    `linalg.fill` of +0.0 (or the `linalg.generic` that
+    `linalg-generalize-named-ops` makes of it) zeroes first: the fill
+    writes the whole output and the contraction reads it back. Where such a
+    fill's buffer is, with no
+    access to it in between, the output of a multiply-add `linalg.generic`
+    (the ops `traincc-vectorize-contractions` rewrites, BatchNorm's channel
+    sums as a second output included) that writes every
+    element of it (projected-permutation output map) and does not read it
+    as an input, the fill is erased and the generic gets the unit attribute
+    `traincc.zero_init`. `traincc-vectorize-contractions` then starts the
+    first reduction block's accumulators from +0.0 instead of loading the
+    output, and re-creates the fill for any marked op it does not rewrite;
+    the sums are bit-identical to the fill's.
+
+    Calls without memref operands in between (the kernel timers of
+    `traincc --profile-kernels`) do not count as accesses. Run it on
+    buffers before `traincc-outline-parallel-loops`, which moves the fill
+    and the contraction into separate functions.
+  }];
 }
 
 def OutlineParallelLoopsPass
@@ -253,6 +316,11 @@ def VectorizeContractionsPass
     walks them; the outputs (or the lanes' sums) are added to memory once
     per block. Vectors of outputs still add their products in the scalar
     order; a reduction's lanes are summed once per block.
+
+    An op marked `traincc.zero_init` (by `traincc-absorb-zero-fills`: its
+    output was not filled) starts the first reduction block's accumulators
+    at +0.0 instead of loading the outputs; a marked op left alone gets its
+    +0.0 fill back.
 
     Other linalg ops, and f16 ops when the CPU lacks F16C (`f16c=false`:
     each lane would widen through a libgcc call), are left alone. Run it

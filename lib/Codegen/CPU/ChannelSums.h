@@ -1,0 +1,68 @@
+//===- ChannelSums.h - convolutions that also sum their outputs -*- C++ -*-===//
+//
+// Shared by traincc-fuse-conv-channel-sums, which makes such ops, and
+// traincc-vectorize-contractions, which computes their sums.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRAINCC_LIB_CODEGEN_CPU_CHANNELSUMS_H
+#define TRAINCC_LIB_CODEGEN_CPU_CHANNELSUMS_H
+
+#include "MultiplyAdd.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+namespace traincc::cpu {
+
+/// On a multiply-add with a second output `sums` (f32, indexed by the
+/// first output's first two indices: [batch, channel]) whose body yields
+/// it unchanged: after the op, `sums[n, c]` has had added to it the sum of
+/// the first output's final values at [n, c, ...]. The body cannot say
+/// this (the sums need the finished outputs), so the attribute carries it,
+/// and traincc-vectorize-contractions honours it for every op it marks.
+constexpr llvm::StringLiteral kChannelSumsAttrName = "traincc.channel_sums";
+
+/// Whether `op` is a marked multiply-add: the body `yield(out + a * b,
+/// sums)` (isMultiplyAdd's, plus the second output passed through).
+inline bool isMultiplyAddWithChannelSums(mlir::linalg::GenericOp op) {
+  if (!op->hasAttr(kChannelSumsAttrName) || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 2 || !op.hasPureBufferSemantics())
+    return false;
+  mlir::Block &body = op.getRegion().front();
+  auto yield = mlir::cast<mlir::linalg::YieldOp>(body.getTerminator());
+  if (yield.getNumOperands() != 2 ||
+      yield.getOperand(1) != body.getArgument(3) ||
+      !body.getArgument(3).getType().isF32())
+    return false;
+  mlir::Type a = body.getArgument(0).getType();
+  if (a != body.getArgument(1).getType() || !body.getArgument(2).getType().isF32())
+    return false;
+  bool widening = isLowPrecision(a);
+  if ((!widening && !a.isF32()) ||
+      body.getOperations().size() != (widening ? 5 : 3))
+    return false;
+  auto add = yield.getOperand(0).getDefiningOp<mlir::arith::AddFOp>();
+  mlir::Value out = body.getArgument(2);
+  if (!add || (add.getLhs() != out && add.getRhs() != out))
+    return false;
+  auto mul = (add.getLhs() == out ? add.getRhs() : add.getLhs())
+                 .getDefiningOp<mlir::arith::MulFOp>();
+  if (!mul)
+    return false;
+  mlir::Value x = mul.getLhs(), y = mul.getRhs();
+  if (widening) {
+    auto lhs = x.getDefiningOp<mlir::arith::ExtFOp>();
+    auto rhs = y.getDefiningOp<mlir::arith::ExtFOp>();
+    if (!lhs || !rhs)
+      return false;
+    x = lhs.getIn();
+    y = rhs.getIn();
+  }
+  return (x == body.getArgument(0) && y == body.getArgument(1)) ||
+         (x == body.getArgument(1) && y == body.getArgument(0));
+}
+
+} // namespace traincc::cpu
+
+#endif // TRAINCC_LIB_CODEGEN_CPU_CHANNELSUMS_H
