@@ -35,32 +35,7 @@ inline bool isMultiplyAddWithChannelSums(mlir::linalg::GenericOp op) {
       yield.getOperand(1) != body.getArgument(3) ||
       !body.getArgument(3).getType().isF32())
     return false;
-  mlir::Type a = body.getArgument(0).getType();
-  if (a != body.getArgument(1).getType() || !body.getArgument(2).getType().isF32())
-    return false;
-  bool widening = isLowPrecision(a);
-  if ((!widening && !a.isF32()) ||
-      body.getOperations().size() != (widening ? 5 : 3))
-    return false;
-  auto add = yield.getOperand(0).getDefiningOp<mlir::arith::AddFOp>();
-  mlir::Value out = body.getArgument(2);
-  if (!add || (add.getLhs() != out && add.getRhs() != out))
-    return false;
-  auto mul = (add.getLhs() == out ? add.getRhs() : add.getLhs())
-                 .getDefiningOp<mlir::arith::MulFOp>();
-  if (!mul)
-    return false;
-  mlir::Value x = mul.getLhs(), y = mul.getRhs();
-  if (widening) {
-    auto lhs = x.getDefiningOp<mlir::arith::ExtFOp>();
-    auto rhs = y.getDefiningOp<mlir::arith::ExtFOp>();
-    if (!lhs || !rhs)
-      return false;
-    x = lhs.getIn();
-    y = rhs.getIn();
-  }
-  return (x == body.getArgument(0) && y == body.getArgument(1)) ||
-         (x == body.getArgument(1) && y == body.getArgument(0));
+  return isMultiplyAddOf(body, yield.getOperand(0));
 }
 
 } // namespace traincc::cpu

@@ -17,32 +17,25 @@ inline bool isLowPrecision(mlir::Type type) {
   return type.isF16() || type.isBF16();
 }
 
-/// The body `yield(out + in0 * in1)` (operands in any order) with f32
-/// inputs, or `yield(out + extf(in0) * extf(in1))` with bf16/f16 inputs of
-/// one type; the output f32.
-inline bool isMultiplyAdd(mlir::linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !op.hasPureBufferSemantics())
-    return false;
-  mlir::Block &body = op.getRegion().front();
+/// Whether `value`, in the body of a contraction (arguments in0, in1, out),
+/// is `out + in0 * in1` (operands in any order) with f32 inputs, or `out +
+/// extf(in0) * extf(in1)` with bf16/f16 inputs of one type; out is f32 and
+/// the body holds only those ops and its yield.
+inline bool isMultiplyAddOf(mlir::Block &body, mlir::Value value) {
   mlir::Type a = body.getArgument(0).getType();
-  mlir::Type b = body.getArgument(1).getType();
-  if (a != b || !body.getArgument(2).getType().isF32())
+  if (a != body.getArgument(1).getType() ||
+      !body.getArgument(2).getType().isF32())
     return false;
   bool widening = isLowPrecision(a);
-  if (!widening && !a.isF32())
+  if ((!widening && !a.isF32()) ||
+      body.getOperations().size() != (widening ? 5 : 3))
     return false;
-  if (body.getOperations().size() != (widening ? 5 : 3))
-    return false;
-  auto yield = mlir::cast<mlir::linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<mlir::arith::AddFOp>();
-  if (!add)
-    return false;
+  auto add = value.getDefiningOp<mlir::arith::AddFOp>();
   mlir::Value out = body.getArgument(2);
-  mlir::Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
-  if (add.getLhs() != out && add.getRhs() != out)
+  if (!add || (add.getLhs() != out && add.getRhs() != out))
     return false;
-  auto mul = product.getDefiningOp<mlir::arith::MulFOp>();
+  auto mul = (add.getLhs() == out ? add.getRhs() : add.getLhs())
+                 .getDefiningOp<mlir::arith::MulFOp>();
   if (!mul)
     return false;
   mlir::Value x = mul.getLhs(), y = mul.getRhs();
@@ -56,6 +49,16 @@ inline bool isMultiplyAdd(mlir::linalg::GenericOp op) {
   }
   return (x == body.getArgument(0) && y == body.getArgument(1)) ||
          (x == body.getArgument(1) && y == body.getArgument(0));
+}
+
+/// The body `yield(out + in0 * in1)` (see isMultiplyAddOf) on buffers.
+inline bool isMultiplyAdd(mlir::linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureBufferSemantics())
+    return false;
+  mlir::Block &body = op.getRegion().front();
+  auto yield = mlir::cast<mlir::linalg::YieldOp>(body.getTerminator());
+  return isMultiplyAddOf(body, yield.getOperand(0));
 }
 
 } // namespace traincc::cpu
