@@ -276,9 +276,9 @@ struct Vectorizer {
       lower[dim] = start;
     }
     if (op->hasAttr(traincc::kZeroInitAttrName))
-      firstBlock = isFirstBlock(b, loc, staticRanges, lower);
+      firstBlock = isEdgeBlock(b, loc, staticRanges, lower, /*last=*/false);
     if (op->hasAttr(traincc::cpu::kChannelSumsAttrName))
-      lastBlock = isLastBlock(b, loc, staticRanges, upper);
+      lastBlock = isEdgeBlock(b, loc, staticRanges, upper, /*last=*/true);
     // A tile along a loop of dynamic length (a thread's range) covers the
     // multiples of its factor; the rest runs without that side of the tile.
     auto dynamicJam = llvm::find_if(tile, [&](const Jam &jam) {
@@ -390,16 +390,20 @@ struct Vectorizer {
     return std::make_pair(*outermost, llvm::divideCeil(range, count));
   }
 
-  /// Whether the reduction block that starts at `lower` is the first: the
-  /// blocked loop (reductionBlock's) at its start, or always without one.
-  Value isFirstBlock(OpBuilder &b, Location loc, ArrayRef<int64_t> ranges,
-                     ArrayRef<Value> lower) {
-    if (std::optional<std::pair<unsigned, int64_t>> blocking =
-            reductionBlock(ranges))
-      return arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq, lower[blocking->first],
-          arith::ConstantIndexOp::create(b, loc, 0));
-    return arith::ConstantIntOp::create(b, loc, 1, 1);
+  /// Whether the reduction block is the first (`last` false: its `bounds`
+  /// are the lower ones, the blocked loop of reductionBlock's at its start)
+  /// or the last (`bounds` upper, the blocked loop at its end); always true
+  /// without blocking.
+  Value isEdgeBlock(OpBuilder &b, Location loc, ArrayRef<int64_t> ranges,
+                    ArrayRef<Value> bounds, bool last) {
+    std::optional<std::pair<unsigned, int64_t>> blocking =
+        reductionBlock(ranges);
+    if (!blocking)
+      return arith::ConstantIntOp::create(b, loc, 1, 1);
+    int64_t edge = last ? ranges[blocking->first] : 0;
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                 bounds[blocking->first],
+                                 arith::ConstantIndexOp::create(b, loc, edge));
   }
 
   /// The vector of outputs at `at` a tile starts from: loaded (`mask`'s
@@ -433,17 +437,6 @@ struct Vectorizer {
     return arith::SelectOp::create(b, loc, firstBlock, zero, old);
   }
 
-  /// Whether the reduction block that ends at `upper` is the last: the
-  /// blocked loop (reductionBlock's) at its end, or always without one.
-  Value isLastBlock(OpBuilder &b, Location loc, ArrayRef<int64_t> ranges,
-                    ArrayRef<Value> upper) {
-    if (std::optional<std::pair<unsigned, int64_t>> blocking =
-            reductionBlock(ranges))
-      return arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq, upper[blocking->first],
-          arith::ConstantIndexOp::create(b, loc, ranges[blocking->first]));
-    return arith::ConstantIntOp::create(b, loc, 1, 1);
-  }
 
   /// traincc.channel_sums: adds the tile's stored vectors `accs` (lanes
   /// off in `maskOf(u)` as zero) to the second output at their [n, c]
