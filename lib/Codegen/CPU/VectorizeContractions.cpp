@@ -53,6 +53,8 @@
 
 #include "llvm/ADT/bit.h"
 
+#include <tuple>
+
 namespace traincc {
 #define GEN_PASS_DEF_VECTORIZECONTRACTIONSPASS
 #include "traincc/Codegen/CPU/Passes.h.inc"
@@ -102,67 +104,97 @@ int64_t largestDivisor(int64_t size, int64_t limit) {
 /// The register tile: the outputs computed together. Best is an outer
 /// product: along one loop the first input does not move (one load serves
 /// all its outputs), along another the second, so that each step loads
-/// `fa + fb` vectors for `fa * fb` multiply-adds. Among the tiles that fit
-/// in `maxAccumulators`, the one with the fewest loads per multiply-add.
-/// Without such a pair of loops, neighbours along the last outer parallel
-/// loop still accumulate side by side, so that one's adds do not wait for
-/// the previous one's. `innerVectors` (innermost loop parallel, else 0) is
-/// the innermost loop's length in vectors: neighbouring vectors along it
-/// are a side of the tile where no outer loop is (a filter gradient packed
-/// with its input channels innermost: output channels x vectors of them).
+/// `fa + fb` values for `fa * fb` multiply-adds. `innerVectors` (innermost
+/// loop parallel, else 0) is the innermost loop's length in vectors:
+/// neighbouring vectors along it can be a side of the tile too. Among the
+/// tiles that fit in `maxAccumulators`, the one with the fewest loads per
+/// multiply-add; then the one that loads the fewest bytes (an input that
+/// moves with the innermost loop is loaded as a whole vector, one that
+/// does not as one broadcast element: on AVX2, a 4x4 ResNet stage's tile
+/// of 4 output channels x 2 vectors reads half the vectors per multiply-add
+/// that 2 x 4 read, and its L2 keeps up); then the one along the innermost
+/// loop's vectors, which lie next to each other in memory, where
+/// neighbours along an outer loop (other images) stream as many separate
+/// blocks through the cache; then the larger tile. Without such a pair of
+/// loops, neighbours along the last outer parallel loop still accumulate
+/// side by side, so that one's adds do not wait for the previous one's.
 SmallVector<Jam> chooseTile(linalg::GenericOp op, ArrayRef<unsigned> parallel,
                             ArrayRef<int64_t> loopSizes, int64_t innerVectors,
                             int64_t maxAccumulators) {
   AffineMap in0 = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap in1 = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
-  std::optional<unsigned> shares0, shares1;
+  // Loops along which input 0 (shares0) or input 1 (shares1) does not
+  // move while the other does: the last outer one, and the innermost.
+  SmallVector<unsigned, 2> shares0, shares1;
+  std::optional<unsigned> outer0, outer1;
   for (unsigned dim : parallel) {
     if (loopSizes[dim] == 1)
       continue;
     bool reads0 = in0.isFunctionOfDim(dim), reads1 = in1.isFunctionOfDim(dim);
     if (!reads0 && reads1)
-      shares0 = dim;
+      outer0 = dim;
     if (reads0 && !reads1)
-      shares1 = dim;
+      outer1 = dim;
   }
+  if (outer0)
+    shares0.push_back(*outer0);
+  if (outer1)
+    shares1.push_back(*outer1);
   SmallVector<int64_t> sizes(loopSizes);
   unsigned inner = op.getNumLoops() - 1;
   if (innerVectors > 1) {
     sizes[inner] = innerVectors;
     bool reads0 = in0.isFunctionOfDim(inner), reads1 = in1.isFunctionOfDim(inner);
-    if (!shares0 && !reads0 && reads1)
-      shares0 = inner;
-    if (!shares1 && reads0 && !reads1)
-      shares1 = inner;
+    if (!reads0 && reads1)
+      shares0.push_back(inner);
+    if (reads0 && !reads1)
+      shares1.push_back(inner);
   }
-  if (shares0 && shares1) {
+  if (!shares0.empty() && !shares1.empty()) {
+    // A step loads `fb` values of input 0 and `fa` of input 1; a vector
+    // weighs twice a broadcast element.
+    double bytes0 = in0.isFunctionOfDim(inner) ? 2.0 : 1.0;
+    double bytes1 = in1.isFunctionOfDim(inner) ? 2.0 : 1.0;
+    auto cost = [&](unsigned dimA, int64_t fa, unsigned dimB, int64_t fb) {
+      double product = double(fa * fb);
+      bool alongInner = (dimA == inner && fa > 1) || (dimB == inner && fb > 1);
+      return std::make_tuple(double(fa + fb) / product,
+                             (fa * bytes1 + fb * bytes0) / product,
+                             !alongInner, -product);
+    };
+    unsigned bestDimA = shares0.front(), bestDimB = shares1.front();
     int64_t bestA = 1, bestB = 1;
-    double bestCost = 2.0;
-    for (int64_t fa = 1; fa <= maxAccumulators; ++fa) {
-      if (largestDivisor(sizes[*shares0], fa) != fa)
-        continue;
-      int64_t fb = largestDivisor(sizes[*shares1], maxAccumulators / fa);
-      double cost = double(fa + fb) / double(fa * fb);
-      if (cost < bestCost || (cost == bestCost && fa * fb > bestA * bestB)) {
-        bestCost = cost;
-        bestA = fa;
-        bestB = fb;
+    for (unsigned dimA : shares0) {
+      for (unsigned dimB : shares1) {
+        // At most one loop of dynamic length in the tile: one remainder
+        // nest.
+        bool oneSide = ShapedType::isDynamic(sizes[dimA]) &&
+                       ShapedType::isDynamic(sizes[dimB]);
+        for (int64_t fa = 1; fa <= maxAccumulators; ++fa) {
+          if (largestDivisor(sizes[dimA], fa) != fa)
+            continue;
+          int64_t fb =
+              oneSide ? 1 : largestDivisor(sizes[dimB], maxAccumulators / fa);
+          if (cost(dimA, fa, dimB, fb) <
+              cost(bestDimA, bestA, bestDimB, bestB)) {
+            std::tie(bestDimA, bestA, bestDimB, bestB) =
+                std::make_tuple(dimA, fa, dimB, fb);
+          }
+        }
       }
     }
-    // At most one loop of dynamic length in the tile: one remainder nest.
-    if (ShapedType::isDynamic(sizes[*shares0]) &&
-        ShapedType::isDynamic(sizes[*shares1]))
-      bestB = 1;
     SmallVector<Jam> tile;
     if (bestA > 1)
-      tile.push_back({*shares0, bestA, 1});
+      tile.push_back({bestDimA, bestA, 1});
     if (bestB > 1)
-      tile.push_back({*shares1, bestB, bestA});
+      tile.push_back({bestDimB, bestB, bestA});
     return tile;
   }
-  if (parallel.empty() && !shares0 && !shares1)
+  if (parallel.empty() && shares0.empty() && shares1.empty())
     return {};
-  unsigned dim = shares1 ? *shares1 : shares0 ? *shares0 : parallel.back();
+  unsigned dim = !shares1.empty()   ? shares1.front()
+                 : !shares0.empty() ? shares0.front()
+                                    : parallel.back();
   int64_t factor = largestDivisor(sizes[dim], 8);
   if (factor == 1)
     return {};

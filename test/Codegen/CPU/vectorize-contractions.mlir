@@ -1,6 +1,7 @@
 // RUN: traincc-opt %s -split-input-file -traincc-vectorize-contractions | FileCheck %s
 // RUN: traincc-opt %s -split-input-file -traincc-vectorize-contractions="avx512bf16=true" | FileCheck %s --check-prefix=DOT
 // RUN: traincc-opt %s -split-input-file -traincc-vectorize-contractions="cache-bytes=4096" | FileCheck %s --check-prefix=BLOCK
+// RUN: traincc-opt %s -split-input-file -traincc-vectorize-contractions="vector-width=8" | FileCheck %s --check-prefix=AVX2
 
 // Tests that an f16 convolution with f32 accumulation whose innermost loop
 // is the (parallel) output width becomes a loop over 16-lane vectors: the
@@ -178,6 +179,14 @@ func.func @filter_gradient_f32_range(%x: memref<2x3x16x16xf32>, %dy: memref<2x?x
 // BLOCK: scf.for %{{.*}} = %{{.*}} to %c8 step %c4
 // BLOCK: scf.for %{{.*}} = %{{.*}} to %c64 step %c64
 // BLOCK: scf.for %{{.*}} = %[[N]] to %[[END]] step %c1
+// With 8-lane vectors (8 accumulators, as on AVX2), 2 channels x 4
+// vectors and 4 channels x 2 vectors both load 6 values per 8
+// multiply-adds; the second loads 2 vectors of x and 4 broadcasts of dy
+// where the first loads 4 and 2: 4 x 2.
+// AVX2-LABEL: func.func @filter_gradient_channels_innermost
+// AVX2: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c4
+// AVX2: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 #xt = affine_map<(f, n, p, k) -> (n, p, k)>
 #dyt = affine_map<(f, n, p, k) -> (n, f, p)>
 #dwt = affine_map<(f, n, p, k) -> (f, k)>
@@ -373,3 +382,39 @@ func.func @channel_sums_untouched(%x: memref<2x3x16x30xf32>, %w: memref<4x3x3x3x
   return
 }
 
+// -----
+
+// Tests a convolution packed with its output positions innermost
+// (traincc-pack-convolution-windows on a 4x4 stage): y[n, f, p] +=
+// x[n, k, p] * w[f, k]. The weight moves with neither the image n nor the
+// innermost p, so both can be the tile's second side. With 16-lane
+// vectors p is one vector: 4 channels x 4 images. With 8 lanes p is 2
+// vectors, as cheap as 2 images: the neighbouring vectors of one image
+// are taken, 4 channels x 2 vectors, and the images follow one another.
+// CHECK-LABEL: func.func @conv_positions_innermost
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c4
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c4
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX2-LABEL: func.func @conv_positions_innermost
+// AVX2: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c1
+// AVX2: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c4
+// AVX2: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
+// AVX2: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// AVX2: vector.maskedload %arg0
+// AVX2-COUNT-4: memref.load %arg1
+// AVX2: vector.maskedload %arg0
+// AVX2-NOT: memref.load %arg1
+// AVX2: scf.yield
+#xp = affine_map<(n, f, k, p) -> (n, k, p)>
+#wp = affine_map<(n, f, k, p) -> (f, k)>
+#yp = affine_map<(n, f, k, p) -> (n, f, p)>
+func.func @conv_positions_innermost(%x: memref<4x32x16xf32>, %w: memref<8x32xf32>, %y: memref<4x8x16xf32>) {
+  linalg.generic {indexing_maps = [#xp, #wp, #yp], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<4x32x16xf32>, memref<8x32xf32>) outs(%y : memref<4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
