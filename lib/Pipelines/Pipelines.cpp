@@ -280,6 +280,10 @@ static bool hasTensorCoreMma(llvm::StringRef arch) {
 static void buildGPUKernelPipeline(OpPassManager &pm, bool tensorCores,
                                    bool fuse, unsigned parts = 1) {
   using namespace traincc;
+  // BatchNorm means in the tiled convolutions' epilogues: before the split
+  // would cut their sums in two and the plan places the partials.
+  if (fuse)
+    pm.addPass(createFuseGPUConvChannelSumsPass());
   pm.addPass(createSplitGPUReductionsPass());
   pm.addPass(createPrepareGPUStepsPass());
   // Convolutions, matmuls and long sums get tiled kernels of their own;
@@ -310,7 +314,13 @@ static void buildGPUKernelPipeline(OpPassManager &pm, bool tensorCores,
   MergeKernelModulesPassOptions merge;
   merge.parts = parts;
   pm.addPass(createMergeKernelModulesPass(merge));
-  pm.addPass(createCanonicalizerPass());
+  // Every region is one block here (structured control flow): region
+  // simplification finds nothing to remove, yet walks the whole module,
+  // kernels and steps, after each round of folding.
+  GreedyRewriteConfig canonicalize;
+  canonicalize.setRegionSimplificationLevel(
+      GreedySimplifyRegionLevel::Disabled);
+  pm.addPass(createCanonicalizerPass(canonicalize));
 }
 
 void traincc::buildGPULowerToNVVMPipeline(

@@ -20,7 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "traincc/Codegen/CPU/Passes.h"
-#include "traincc/Codegen/Common/BufferUtils.h"
+#include "traincc/Codegen/Common/ChannelSums.h"
 
 #include "ChannelSums.h"
 
@@ -35,78 +35,10 @@ namespace traincc {
 } // namespace traincc
 
 using namespace mlir;
-using traincc::codegen::rootBuffer;
 using traincc::cpu::isMultiplyAdd;
 using traincc::cpu::kChannelSumsAttrName;
 
 namespace {
-
-/// `view` without the collapse_shapes that keep its first two dimensions
-/// ([batch, channel]) apart: the buffer whose elements of each [n, c] it
-/// holds, in some order.
-Value channelBase(Value view) {
-  while (auto collapse = view.getDefiningOp<memref::CollapseShapeOp>()) {
-    SmallVector<ReassociationIndices> groups =
-        collapse.getReassociationIndices();
-    if (groups.size() < 2 || groups[0].size() != 1 || groups[1].size() != 1)
-      break;
-    view = collapse.getSrc();
-  }
-  return view;
-}
-
-/// Whether `op` at most reads the buffer `root` (through any view of it).
-/// Ops with regions other than linalg ops count as writes; calls without
-/// memref operands (the kernel timers of --profile-kernels) touch nothing.
-bool onlyReads(Operation *op, Value root) {
-  if (op->getNumRegions() && !isa<linalg::LinalgOp>(op))
-    return false;
-  for (OpOperand &operand : op->getOpOperands()) {
-    if (!isa<MemRefType>(operand.get().getType()) ||
-        rootBuffer(operand.get()) != root)
-      continue;
-    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-      if (linalgOp.isDpsInput(&operand))
-        continue;
-    if (isa<memref::LoadOp, memref::SubViewOp, memref::CollapseShapeOp,
-            memref::ExpandShapeOp, memref::CastOp>(op))
-      continue;
-    if (auto copy = dyn_cast<memref::CopyOp>(op))
-      if (operand.get() == copy.getSource())
-        continue;
-    return false;
-  }
-  return true;
-}
-
-/// Whether `op` is `init[c] += sum of input over every index but its
-/// second` (input f32, read once per loop): a BatchNorm mean's sum.
-bool isChannelSum(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1 || op.hasIndexSemantics())
-    return false;
-  OpOperand *input = op.getDpsInputOperand(0);
-  OpOperand *init = op.getDpsInitOperand(0);
-  AffineMap inMap = op.getMatchingIndexingMap(input);
-  AffineMap outMap = op.getMatchingIndexingMap(init);
-  if (!inMap.isPermutation() || inMap.getNumResults() < 3 ||
-      outMap.getNumResults() != 1 || outMap.getResult(0) != inMap.getResult(1))
-    return false;
-  unsigned channel = cast<AffineDimExpr>(inMap.getResult(1)).getPosition();
-  for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray()))
-    if (linalg::isParallelIterator(iterator) != (dim == channel))
-      return false;
-  Block &body = op.getRegion().front();
-  if (!body.getArgument(0).getType().isF32() ||
-      !body.getArgument(1).getType().isF32() ||
-      body.getOperations().size() != 2)
-    return false;
-  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
-  return add && ((add.getLhs() == body.getArgument(0) &&
-                  add.getRhs() == body.getArgument(1)) ||
-                 (add.getLhs() == body.getArgument(1) &&
-                  add.getRhs() == body.getArgument(0)));
-}
 
 /// Whether `conv` can compute [batch, channel] sums of its output in its
 /// epilogue: a multiply-add over a static output of rank 3 or more whose
@@ -131,25 +63,6 @@ bool hasChannelEpilogue(linalg::GenericOp conv) {
       return false;
   }
   return true;
-}
-
-/// The channel sum of `conv`'s output that can move into its epilogue:
-/// the first later op of its block that sums the output (through a view
-/// that keeps its [batch, channel] indices),
-/// with nothing writing that buffer in between.
-linalg::GenericOp fusibleSum(linalg::GenericOp conv) {
-  Value output = conv.getDpsInitOperand(0)->get();
-  Value root = rootBuffer(output);
-  for (Operation *op = conv->getNextNode(); op; op = op->getNextNode()) {
-    auto generic = dyn_cast<linalg::GenericOp>(op);
-    if (generic && isChannelSum(generic) &&
-        channelBase(generic.getDpsInputOperand(0)->get()) ==
-            channelBase(output))
-      return generic;
-    if (!onlyReads(op, root))
-      return nullptr;
-  }
-  return nullptr;
 }
 
 /// `conv` with the zeroed `sums` as marked second output, `sum` a
@@ -193,19 +106,9 @@ void fuse(linalg::GenericOp conv, linalg::GenericOp sum) {
   conv->erase();
 
   // The second stage: images in order, channels the vectors' loop.
-  b.setInsertionPoint(sum);
-  AffineMap both = AffineMap::getMultiDimIdentityMap(2, context);
-  AffineMap channel = AffineMap::get(2, 0, getAffineDimExpr(1, context));
-  linalg::GenericOp::create(
-      b, sum.getLoc(), TypeRange{}, ValueRange{sums},
-      ValueRange{sum.getDpsInitOperand(0)->get()}, {both, channel},
-      {utils::IteratorType::reduction, utils::IteratorType::parallel},
-      [](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value added = arith::AddFOp::create(nb, nloc, args[1], args[0]);
-        linalg::YieldOp::create(nb, nloc, added);
-      });
-  memref::DeallocOp::create(b, sum.getLoc(), sums);
-  sum->erase();
+  linalg::GenericOp stage = traincc::codegen::replaceChannelSum(sum, sums);
+  b.setInsertionPointAfter(stage);
+  memref::DeallocOp::create(b, stage.getLoc(), sums);
 }
 
 struct FuseConvChannelSumsPass
@@ -218,7 +121,7 @@ struct FuseConvChannelSumsPass
         convs.push_back(op);
     });
     for (linalg::GenericOp conv : convs)
-      if (linalg::GenericOp sum = fusibleSum(conv))
+      if (linalg::GenericOp sum = traincc::codegen::findChannelSum(conv))
         fuse(conv, sum);
   }
 };

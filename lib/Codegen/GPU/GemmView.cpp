@@ -71,6 +71,30 @@ std::optional<GemmView> analyzeContraction(linalg::LinalgOp op) {
   return groupLoops(op);
 }
 
+bool worthTiling(const GemmView &view, int64_t minWork) {
+  constexpr int64_t kMinSide = 8, kMinK = 4;
+  int64_t sizeM = view.size(view.m), sizeN = view.size(view.n),
+          sizeK = view.size(view.k);
+  return sizeM >= kMinSide && sizeN >= kMinSide && sizeK >= kMinK &&
+         sizeM * sizeN * sizeK * view.size(view.batch) >= minWork;
+}
+
+AffineMap channelPartialsMap(const GemmView &view, unsigned channel,
+                             MLIRContext *context) {
+  AffineExpr tile = getAffineConstantExpr(0, context);
+  if (view.size(view.m) > kMaxGemmTile) {
+    AffineExpr flat = getAffineConstantExpr(0, context);
+    int64_t stride = view.size(view.m);
+    for (unsigned dim : view.m) {
+      stride /= view.ranges[dim];
+      flat = flat + getAffineDimExpr(dim, context) * stride;
+    }
+    tile = flat.floorDiv(kMaxGemmTile);
+  }
+  return AffineMap::get(view.ranges.size(), 0,
+                        {tile, getAffineDimExpr(channel, context)}, context);
+}
+
 bool reusesInputs(linalg::LinalgOp op) {
   SmallVector<unsigned> parallel, reduction;
   op.getParallelDims(parallel);

@@ -3,9 +3,11 @@
 // A contraction's loops read as an implicit GEMM: M loops index the first
 // input and not the second, N loops the second and not the first, batch
 // loops both, K loops are the reductions. traincc-split-gpu-reductions sizes
-// its partial sums by this view (outputs M*N*batch, terms K) and
-// traincc-tile-gpu-contractions builds its kernels on it, so both passes
-// agree on what a contraction is and how large it is.
+// its partial sums by this view (outputs M*N*batch, terms K),
+// traincc-tile-gpu-contractions builds its kernels on it and
+// traincc-fuse-gpu-conv-channel-sums sizes a convolution's channel
+// partials by the tiles it will get, so the passes agree on what a
+// contraction is, how large it is and how it is tiled.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +50,41 @@ std::optional<GemmView> analyzeContraction(mlir::linalg::LinalgOp op);
 /// along N, a convolution's input along output channels). A plain sum reads
 /// each element for one output only.
 bool reusesInputs(mlir::linalg::LinalgOp op);
+
+/// Whether traincc-split-gpu-reductions splits the contraction `op` along
+/// K (split-K: too few tiles for the GPU, a long K), a batch of partial
+/// GEMMs and a final sum. May say yes where the split then fails.
+bool splitsAlongK(mlir::linalg::LinalgOp op);
+
+/// The most outputs along M or N one block of a tiled kernel computes
+/// (traincc-tile-gpu-contractions, scalar and tensor-core kernels alike).
+constexpr int64_t kMaxGemmTile = 64;
+
+/// Whether traincc-tile-gpu-contractions gives the contraction of `view` a
+/// tiled kernel (`minWork` its option): M and N of at least 8, K of at
+/// least 4 and at least `minWork` multiply-adds. A thin side (a
+/// matrix-vector product, a depthwise convolution) would leave most threads
+/// of a tile idle, and a short K reuses little.
+bool worthTiling(const GemmView &view, int64_t minWork);
+
+/// Marks a contraction with a second output `partials` (f32, [P, C]) whose
+/// body yields it unchanged and whose indexing map is channelPartialsMap:
+/// after the op, partials[p, c] is the sum of the final outputs of channel
+/// c (the one N loop) whose flattened M position lies in tile p, in an
+/// order that is fixed but not the loop order. The body cannot say this
+/// (the sums need the finished outputs), so the attribute carries it:
+/// traincc-fuse-gpu-conv-channel-sums makes such ops and
+/// traincc-tile-gpu-contractions computes them, in the tiled kernel's
+/// epilogue or, where it does not tile the op, as a sum after it.
+constexpr llvm::StringLiteral kChannelPartialsAttrName =
+    "traincc.channel_partials";
+
+/// The map from the loops of `view`'s contraction to [M tile, channel]:
+/// (flattened M position) floordiv kMaxGemmTile, or 0 when M fits one tile
+/// (what a block of the tiled kernel covers along M, either way), and the
+/// loop `channel`.
+mlir::AffineMap channelPartialsMap(const GemmView &view, unsigned channel,
+                                   mlir::MLIRContext *context);
 
 } // namespace traincc::gpu_kernels
 

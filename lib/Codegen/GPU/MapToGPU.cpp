@@ -293,9 +293,13 @@ struct MapToGPUPass : public traincc::impl::MapToGPUPassBase<MapToGPUPass> {
     for (Value value : usedAbove)
       if (failed(materialize(value)))
         return failure();
-    for (Value value : usedAbove)
-      if (Value inside = mapping.lookupOrNull(value))
-        replaceAllUsesInRegionWith(value, inside, launch.getBody());
+    // One walk of the kernel, not one walk of each value's uses: the
+    // constants and views a step's kernels share have uses in all of them.
+    launch.getBody().walk([&](Operation *op) {
+      for (OpOperand &operand : op->getOpOperands())
+        if (Value inside = mapping.lookupOrNull(operand.get()))
+          operand.set(inside);
+    });
     return success();
   }
 };

@@ -44,6 +44,28 @@ constexpr int64_t kSplitKTerms = 64;
 /// The most bytes of partial sums a split contraction may add.
 constexpr int64_t kMaxPartialBytes = int64_t(64) << 20;
 
+/// Whether a contraction is worth splitting along its outermost
+/// reduction loop (split-K): its tiled kernel would have too few tiles
+/// for the GPU and long serial loops in each (a convolution's filter
+/// gradient: few weights, N*H*W terms each). Split per sample, the
+/// partial sums are a batch of GEMMs, one grid layer each.
+bool worthSplitK(int64_t outputs, int64_t terms, int64_t parts,
+                 Type element) {
+  int64_t partialBytes = parts * outputs * codegen::elementBytes(element);
+  return llvm::divideCeil(outputs, kTileOutputs) < kFewTiles &&
+         terms >= kMinSplitKTerms && partialBytes <= kMaxPartialBytes;
+}
+
+/// The parts a single reduction loop of `terms` iterations is strip-mined
+/// into: the largest divisor that leaves at least kSplitKTerms per part.
+int64_t stripParts(int64_t terms) {
+  int64_t parts = 1;
+  for (int64_t p = 2; terms / p >= kSplitKTerms; ++p)
+    if (terms % p == 0)
+      parts = p;
+  return parts;
+}
+
 struct SplitGPUReductionsPass
     : public traincc::impl::SplitGPUReductionsPassBase<SplitGPUReductionsPass> {
   using SplitGPUReductionsPassBase::SplitGPUReductionsPassBase;
@@ -69,18 +91,6 @@ struct SplitGPUReductionsPass
     FailureOr<linalg::GenericOp> generalized =
         linalg::generalizeNamedOp(rewriter, op);
     return succeeded(generalized) ? *generalized : nullptr;
-  }
-
-  /// Whether a contraction is worth splitting along its outermost
-  /// reduction loop (split-K): its tiled kernel would have too few tiles
-  /// for the GPU and long serial loops in each (a convolution's filter
-  /// gradient: few weights, N*H*W terms each). Split per sample, the
-  /// partial sums are a batch of GEMMs, one grid layer each.
-  bool worthSplitK(int64_t outputs, int64_t terms, int64_t parts,
-                   Type element) {
-    int64_t partialBytes = parts * outputs * codegen::elementBytes(element);
-    return llvm::divideCeil(outputs, kTileOutputs) < kFewTiles &&
-           terms >= kMinSplitKTerms && partialBytes <= kMaxPartialBytes;
   }
 
   /// `op` with its loop `dim` of range R strip-mined into a new outermost
@@ -197,10 +207,7 @@ struct SplitGPUReductionsPass
       // split along it in parts of kSplitKTerms or more terms.
       if (!reusesInputs(op))
         return;
-      int64_t parts = 1;
-      for (int64_t p = 2; terms / p >= kSplitKTerms; ++p)
-        if (terms % p == 0)
-          parts = p;
+      int64_t parts = stripParts(terms);
       if (parts == 1 || !worthSplitK(outputs, terms, parts, element))
         return;
       linalg::GenericOp whole = generic(op);
@@ -283,3 +290,25 @@ struct SplitGPUReductionsPass
 };
 
 } // namespace
+
+bool traincc::gpu_kernels::splitsAlongK(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0 || !isSumIntoOutput(op) ||
+      !reusesInputs(op))
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (llvm::any_of(ranges, ShapedType::isDynamic) ||
+      !op.getMatchingIndexingMap(init).isProjectedPermutation())
+    return false;
+  GemmView view = groupLoops(op);
+  const unsigned *splitDim =
+      llvm::find_if(view.k, [&](unsigned dim) { return ranges[dim] > 1; });
+  if (splitDim == view.k.end())
+    return false;
+  Type element = cast<MemRefType>(init->get().getType()).getElementType();
+  int64_t terms = view.terms();
+  int64_t parts =
+      terms == ranges[*splitDim] ? stripParts(terms) : ranges[*splitDim];
+  return parts > 1 && worthSplitK(view.outputs(), terms, parts, element);
+}

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -41,10 +42,11 @@ constexpr int64_t kThreads = kThreadsPerSide * kThreadsPerSide;
 /// Reduction terms staged in shared memory per step.
 constexpr int64_t kTileK = 16;
 /// The most outputs along M or N a block computes.
-constexpr int64_t kMaxTile = 64;
-/// The smallest M and N, and K, worth a tile.
-constexpr int64_t kMinSide = 8;
-constexpr int64_t kMinK = 4;
+constexpr int64_t kMaxTile = kMaxGemmTile;
+/// Threads that hold outputs of one column (channel) of a block's tile:
+/// the values of ty (of the warps along M and their groups in the
+/// tensor-core kernel).
+constexpr int64_t kPartialRows = kThreadsPerSide;
 /// Grid limits of CUDA (x is 2^31 - 1).
 constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
 constexpr int64_t kMaxGridYZ = 65535;
@@ -80,8 +82,14 @@ std::optional<Tiling> chooseTiling(const GemmView &view) {
 class ContractionKernelBase {
 protected:
   ContractionKernelBase(linalg::LinalgOp op, const GemmView &view,
-                        std::optional<Value> initFill)
-      : op(op), view(view), loc(op.getLoc()), initFill(initFill) {}
+                        std::optional<Value> initFill, Value partials)
+      : op(op), view(view), loc(op.getLoc()), initFill(initFill),
+        partials(partials) {}
+
+  /// An output a thread holds: its position and final value.
+  struct HeldOutput {
+    Value m, n, value;
+  };
 
   Value c(OpBuilder &b, int64_t value) { return indexConstant(b, loc, value); }
 
@@ -166,10 +174,67 @@ protected:
         operandIndices(then, loc, op, *out, ivs(then, m, n, c(then, 0))));
   }
 
+  /// The epilogue of a marked convolution (kChannelPartialsAttrName):
+  /// partials[blockIdx.x, channel] = the sum of this block's outputs of
+  /// that channel, from `columns` (this thread's outputs, one list per
+  /// channel it holds, in a fixed order). Each thread adds its outputs in
+  /// range and stores the sum at [owner, channel in tile] of a shared
+  /// buffer (`owner` < kPartialRows tells apart the threads holding one
+  /// channel); after a barrier, thread t < tileN adds the kPartialRows sums
+  /// of channel t in order. No atomics: the same result on every run.
+  void storeChannelPartials(OpBuilder &b, gpu::LaunchOp launch, Value thread,
+                            int64_t tileN, Value owner,
+                            ArrayRef<SmallVector<HeldOutput>> columns) {
+    Value shared =
+        addSharedBuffer(launch, {kPartialRows, tileN}, b.getF32Type());
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    Value sizeM = c(b, view.size(view.m));
+    for (ArrayRef<HeldOutput> column : columns) {
+      Value sum = zero;
+      for (const HeldOutput &output : column) {
+        // Rows past M hold sums of clamped inputs: dropped, not added.
+        Value inRange = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ult, output.m, sizeM);
+        sum = arith::AddFOp::create(
+            b, loc, sum,
+            arith::SelectOp::create(b, loc, inRange, output.value, zero));
+      }
+      Value inTile = arith::SubIOp::create(b, loc, column.front().n, n0);
+      memref::StoreOp::create(b, loc, sum, shared, ValueRange{owner, inTile});
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value channel = arith::AddIOp::create(b, loc, n0, thread);
+    Value active = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, thread,
+                              c(b, tileN)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, channel,
+                              c(b, view.size(view.n))));
+    auto guard = scf::IfOp::create(b, loc, active, false);
+    OpBuilder then = guard.getThenBodyBuilder();
+    Value first =
+        memref::LoadOp::create(then, loc, shared, ValueRange{c(then, 0), thread});
+    auto rows = scf::ForOp::create(then, loc, c(then, 1), c(then, kPartialRows),
+                                   c(then, 1), ValueRange{first});
+    {
+      OpBuilder in = OpBuilder::atBlockBegin(rows.getBody());
+      Value row = memref::LoadOp::create(
+          in, loc, shared, ValueRange{rows.getInductionVar(), thread});
+      scf::YieldOp::create(
+          in, loc,
+          arith::AddFOp::create(in, loc, rows.getRegionIterArgs()[0], row)
+              .getResult());
+    }
+    memref::StoreOp::create(then, loc, rows.getResult(0), partials,
+                            ValueRange{launch.getBlockIds().x, channel});
+  }
+
   linalg::LinalgOp op;
   const GemmView &view;
   Location loc;
   std::optional<Value> initFill;
+  /// Where a marked convolution's channel partials go; null otherwise.
+  Value partials;
   Value m0, n0;
   SmallVector<Value> batchPos;
 };
@@ -178,8 +243,8 @@ protected:
 class KernelBuilder : ContractionKernelBase {
 public:
   KernelBuilder(linalg::LinalgOp op, const GemmView &view, const Tiling &tiling,
-                std::optional<Value> initFill)
-      : ContractionKernelBase(op, view, initFill), t(tiling) {}
+                std::optional<Value> initFill, Value partials)
+      : ContractionKernelBase(op, view, initFill, partials), t(tiling) {}
 
   void build(OpBuilder &outer) {
     gpu::LaunchOp launch = createLaunch(outer, loc, t.grid, kThreads);
@@ -208,6 +273,15 @@ public:
 
     scf::ForOp steps = buildSteps(b, acc);
     storeOutputs(b, steps, out);
+    if (!partials)
+      return;
+    // Column j of this thread's sub-tile is channel n0 + tx + 16 j; the
+    // 16 values of ty share it.
+    SmallVector<SmallVector<HeldOutput>> columns(t.perThreadN);
+    forEachOutput(b, [&](OpBuilder &, Value m, Value n, int64_t index) {
+      columns[index % t.perThreadN].push_back({m, n, steps.getResult(index)});
+    });
+    storeChannelPartials(b, launch, thread, t.tileN, ty, columns);
   }
 
 private:
@@ -369,7 +443,9 @@ constexpr int64_t kTileK = 2 * kK;
 /// Halves of padding after each row of a tile (16 bytes): the 8 rows a
 /// fragment load touches fall into distinct banks.
 constexpr int64_t kPadK = 8;
-constexpr int64_t kMaxTile = 64;
+constexpr int64_t kMaxTile = kMaxGemmTile;
+/// Each fragment column is held by the 8 groups of each warp along M.
+static_assert(kWarpsM * 8 == kPartialRows);
 } // namespace mma
 
 /// The operand type (f16 or bf16) of a contraction that the tensor cores
@@ -445,8 +521,9 @@ class MmaKernelBuilder : ContractionKernelBase {
 public:
   MmaKernelBuilder(linalg::LinalgOp op, const GemmView &view,
                    const MmaTiling &tiling, Type low,
-                   std::optional<Value> initFill)
-      : ContractionKernelBase(op, view, initFill), t(tiling), low(low) {}
+                   std::optional<Value> initFill, Value partials)
+      : ContractionKernelBase(op, view, initFill, partials), t(tiling),
+        low(low) {}
 
   void build(OpBuilder &outer) {
     gpu::LaunchOp launch = createLaunch(outer, loc, t.grid, mma::kThreads);
@@ -457,7 +534,7 @@ public:
         addSharedBuffer(launch, {t.tileN, mma::kTileK + mma::kPadK}, low);
 
     thread = launch.getThreadIds().x;
-    Value warp = arith::DivUIOp::create(b, loc, thread, c(b, mma::kWarpSize));
+    warp = arith::DivUIOp::create(b, loc, thread, c(b, mma::kWarpSize));
     Value lane = arith::RemUIOp::create(b, loc, thread, c(b, mma::kWarpSize));
     // PTX's groupID and threadID_in_group of the fragment layouts.
     groupId = arith::DivUIOp::create(b, loc, lane, c(b, 4));
@@ -479,6 +556,23 @@ public:
     forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t index) {
       storeOutput(at, steps.getResult(index), m, n);
     });
+    if (!partials)
+      return;
+    // Fragment column j holds channels 2t and 2t + 1 (registers r & 1);
+    // the rows of both warps along M and their 8 groups share them.
+    SmallVector<SmallVector<HeldOutput>> columns(2 * t.fragsN);
+    forEachOutput(b, [&](OpBuilder &, Value m, Value n, int64_t index) {
+      int64_t fragment = index / 4, reg = index % 4;
+      columns[(fragment % t.fragsN) * 2 + reg % 2].push_back(
+          {m, n, steps.getResult(index)});
+    });
+    Value owner = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, warp, c(b, mma::kWarpsN)),
+            c(b, 8)),
+        groupId);
+    storeChannelPartials(b, launch, thread, t.tileN, owner, columns);
   }
 
 private:
@@ -660,7 +754,7 @@ private:
 
   const MmaTiling &t;
   Type low;
-  Value sharedA, sharedB, thread, groupId, pairK, warpM, warpN;
+  Value sharedA, sharedB, thread, warp, groupId, pairK, warpM, warpN;
 };
 
 struct TileGPUContractionsPass
@@ -678,40 +772,165 @@ struct TileGPUContractionsPass
             candidates.push_back(op);
         });
     for (linalg::LinalgOp op : candidates) {
-      std::optional<GemmView> view = analyzeContraction(op);
-      if (!view)
+      if (!op->hasAttr(kChannelPartialsAttrName)) {
+        tile(op, {});
         continue;
-      int64_t sizeM = view->size(view->m), sizeN = view->size(view->n),
-              sizeK = view->size(view->k);
-      // A thin side (a matrix-vector product, a depthwise convolution)
-      // would leave most threads of a tile idle, and a short K reuses
-      // little: one thread per output does as well.
-      if (sizeM < kMinSide || sizeN < kMinSide || sizeK < kMinK ||
-          sizeM * sizeN * sizeK * view->size(view->batch) < minWork)
-        continue;
-      std::optional<Tiling> tiling = chooseTiling(*view);
-      if (!tiling)
-        continue;
-      IRRewriter rewriter(op);
-      // Named ops (matmul) carry their body implicitly.
-      if (!isa<linalg::GenericOp>(op)) {
-        FailureOr<linalg::GenericOp> generic =
-            linalg::generalizeNamedOp(rewriter, op);
-        if (failed(generic))
-          continue;
-        op = *generic;
       }
-      std::optional<Type> low =
-          tensorCores ? tensorCoreOperandType(op) : std::nullopt;
-      std::optional<MmaTiling> mmaTiling =
-          low ? chooseMmaTiling(*view) : std::nullopt;
-      if (mmaTiling)
-        MmaKernelBuilder(op, *view, *mmaTiling, *low, takeInitFill(op))
-            .build(rewriter);
-      else
-        KernelBuilder(op, *view, *tiling, takeInitFill(op)).build(rewriter);
-      rewriter.eraseOp(op);
+      auto marked = dyn_cast<linalg::GenericOp>(op.getOperation());
+      std::optional<Partials> partials;
+      if (marked)
+        partials = unmark(marked);
+      if (!partials) {
+        op->emitOpError("is not a convolution with channel partials (")
+            << kChannelPartialsAttrName << ")";
+        return signalPassFailure();
+      }
+      tile(partials->op, partials);
     }
+  }
+
+private:
+  /// A marked convolution, split: the contraction alone (`op`) and the
+  /// partials it must compute, with their map over op's loops.
+  struct Partials {
+    linalg::GenericOp op;
+    Value buffer;
+    AffineMap map;
+  };
+
+  /// Replaces `marked` by the contraction alone; nullopt (and `marked`
+  /// kept) if it is not a marked op as traincc-fuse-gpu-conv-channel-sums
+  /// makes them.
+  static std::optional<Partials> unmark(linalg::GenericOp marked) {
+    if (marked.getNumDpsInits() != 2 || !marked.hasPureBufferSemantics())
+      return std::nullopt;
+    Block &body = marked.getRegion().front();
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    OpOperand *output = marked.getDpsInitOperand(0);
+    OpOperand *sums = marked.getDpsInitOperand(1);
+    auto sumsType = dyn_cast<MemRefType>(sums->get().getType());
+    AffineMap map = marked.getMatchingIndexingMap(sums);
+    if (yield.getOperand(1) != body.getArguments().back() || !sumsType ||
+        sumsType.getRank() != 2 || !sumsType.getElementType().isF32() ||
+        !marked.getMatchingIndexingMap(output).isProjectedPermutation() ||
+        !isa<AffineDimExpr>(map.getResult(1)))
+      return std::nullopt;
+    OpBuilder b(marked);
+    SmallVector<AffineMap> maps = marked.getIndexingMapsArray();
+    maps.pop_back();
+    auto alone = linalg::GenericOp::create(
+        b, marked.getLoc(), TypeRange{}, marked.getDpsInputs(),
+        ValueRange{output->get()}, maps, marked.getIteratorTypesArray(),
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          IRMapping mapping;
+          mapping.map(body.getArguments().drop_back(), args);
+          for (Operation &nested : body.without_terminator())
+            nb.clone(nested, mapping);
+          linalg::YieldOp::create(nb, nloc,
+                                  mapping.lookup(yield.getOperand(0)));
+        });
+    for (NamedAttribute attr : marked->getDiscardableAttrs())
+      if (attr.getName() != kChannelPartialsAttrName)
+        alone->setAttr(attr.getName(), attr.getValue());
+    Partials partials{alone, sums->get(), map};
+    marked->erase();
+    return partials;
+  }
+
+  /// Whether the blocks of a tiled kernel of `tileM` rows, `blocksM` of
+  /// them along M, compute one partial each of `partials`.
+  static bool blocksArePartials(const GemmView &view, const Partials &partials,
+                                int64_t tileM, int64_t blocksM) {
+    unsigned channel =
+        cast<AffineDimExpr>(partials.map.getResult(1)).getPosition();
+    auto type = cast<MemRefType>(partials.buffer.getType());
+    return view.n.size() == 1 && view.n.front() == channel &&
+           view.batch.empty() &&
+           simplifyAffineMap(partials.map) ==
+               simplifyAffineMap(channelPartialsMap(
+                   view, channel, partials.map.getContext())) &&
+           (blocksM == 1 || tileM == kMaxGemmTile) &&
+           type.getShape() == ArrayRef<int64_t>{blocksM, view.size(view.n)};
+  }
+
+  /// The partials of a marked convolution the kernel does not compute: a
+  /// zero fill and a loop nest after `op` that sums its output into them.
+  static void sumPartialsAfter(linalg::LinalgOp op, const Partials &partials) {
+    MLIRContext *ctx = op.getContext();
+    Location loc = op.getLoc();
+    OpBuilder b(ctx);
+    b.setInsertionPointAfter(op);
+    Value output = op.getDpsInitOperand(0)->get();
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    unsigned rank = outMap.getNumResults();
+    // The partials' map over the output's dimensions: each parallel loop
+    // indexes the output once (reduction loops do not occur in it).
+    SmallVector<AffineExpr> asOutput(op.getNumLoops(),
+                                     getAffineConstantExpr(0, ctx));
+    for (auto [position, expr] : llvm::enumerate(outMap.getResults()))
+      asOutput[cast<AffineDimExpr>(expr).getPosition()] =
+          getAffineDimExpr(position, ctx);
+    AffineMap toPartials =
+        partials.map.replaceDimsAndSymbols(asOutput, {}, rank, 0);
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::reduction);
+    iterators[cast<AffineDimExpr>(toPartials.getResult(1)).getPosition()] =
+        utils::IteratorType::parallel;
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    linalg::FillOp::create(b, loc, zero, partials.buffer);
+    linalg::GenericOp::create(
+        b, loc, TypeRange{}, ValueRange{output}, ValueRange{partials.buffer},
+        {AffineMap::getMultiDimIdentityMap(rank, ctx), toPartials}, iterators,
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          linalg::YieldOp::create(
+              nb, nloc,
+              arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult());
+        });
+  }
+
+  /// Builds the tiled kernel of `op` if it is worth one. With `partials`
+  /// the kernel computes them in its epilogue when its blocks are their M
+  /// tiles; otherwise a sum after `op` does.
+  void tile(linalg::LinalgOp op, std::optional<Partials> partials) {
+    std::optional<GemmView> view = analyzeContraction(op);
+    std::optional<Tiling> tiling;
+    if (view && worthTiling(*view, minWork))
+      tiling = chooseTiling(*view);
+    if (!tiling) {
+      if (partials)
+        sumPartialsAfter(op, *partials);
+      return;
+    }
+    IRRewriter rewriter(op);
+    // Named ops (matmul) carry their body implicitly.
+    if (!isa<linalg::GenericOp>(op)) {
+      FailureOr<linalg::GenericOp> generic =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (failed(generic))
+        return;
+      op = *generic;
+    }
+    std::optional<Type> low =
+        tensorCores ? tensorCoreOperandType(op) : std::nullopt;
+    std::optional<MmaTiling> mmaTiling =
+        low ? chooseMmaTiling(*view) : std::nullopt;
+    Value partialsBuffer;
+    if (partials) {
+      int64_t tileM = mmaTiling ? mmaTiling->tileM : tiling->tileM;
+      int64_t blocksM = mmaTiling ? mmaTiling->grid[0] : tiling->grid[0];
+      if (blocksArePartials(*view, *partials, tileM, blocksM))
+        partialsBuffer = partials->buffer;
+      else
+        sumPartialsAfter(op, *partials);
+    }
+    if (mmaTiling)
+      MmaKernelBuilder(op, *view, *mmaTiling, *low, takeInitFill(op),
+                       partialsBuffer)
+          .build(rewriter);
+    else
+      KernelBuilder(op, *view, *tiling, takeInitFill(op), partialsBuffer)
+          .build(rewriter);
+    rewriter.eraseOp(op);
   }
 };
 

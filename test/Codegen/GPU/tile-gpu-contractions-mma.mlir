@@ -85,3 +85,45 @@ func.func @matmul_bf16_out(%a: memref<100x40xbf16>, %b: memref<40x30xbf16>, %c: 
   linalg.matmul ins(%a, %b : memref<100x40xbf16>, memref<40x30xbf16>) outs(%c : memref<100x30xbf16>)
   return
 }
+
+// -----
+
+// Tests that a marked f16 convolution (traincc.channel_partials; M = 128 in
+// two 64-row tiles, N = 8 in a 16-wide tile) sums its channels in the
+// tensor-core kernel's epilogue: each thread holds two channels (2t and
+// 2t + 1 of its fragment column) of 4 outputs each, and stores their sums
+// in row 8 * (warp / 2) + groupID of the shared buffer; after a barrier,
+// one thread per channel adds the 16 rows in order.
+// CHECK-LABEL: func.func @conv_f16_partials
+// CHECK-SAME: %[[P:[^:]*]]: memref<2x8xf32>)
+// CHECK: gpu.launch blocks(%[[BX:[^,]*]], {{.*}}) threads(%[[T:[^,]*]],
+// CHECK-SAME: workgroup(%{{.*}} : memref<64x40xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x40xf16, #gpu.address_space<workgroup>>, %[[SP:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[WARP:.*]] = arith.divui %[[T]], %c32 : index
+// CHECK: %[[LANE:.*]] = arith.remui %[[T]], %c32 : index
+// CHECK: %[[GROUP:.*]] = arith.divui %[[LANE]], %c4 : index
+// CHECK: %[[WARPM:.*]] = arith.divui %[[WARP]], %c2 : index
+// CHECK: nvvm.mma.sync
+// CHECK: %[[ROW:.*]] = arith.muli %[[WARPM]], %c8 : index
+// CHECK: %[[OWNER:.*]] = arith.addi %[[ROW]], %[[GROUP]] : index
+// CHECK-COUNT-2: memref.store %{{.*}}, %[[SP]][%[[OWNER]], %{{.*}}]
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for %{{.*}} = %c1 to %c16
+// CHECK: memref.store %{{.*}}, %[[P]][%[[BX]], %{{.*}}] : memref<2x8xf32>
+// CHECK-NOT: linalg
+// CHECK: return
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#tiles = affine_map<(n, f, oh, ow, c, kh, kw) -> ((n * 64 + oh * 8 + ow) floordiv 64, f)>
+func.func @conv_f16_partials(%x: memref<2x3x10x10xf16>, %w: memref<8x3x3x3xf16>, %y: memref<2x8x8x8xf32>, %p: memref<2x8xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out, #tiles], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x3x10x10xf16>, memref<8x3x3x3xf16>) outs(%y, %p : memref<2x8x8x8xf32>, memref<2x8xf32>) attrs = {traincc.channel_partials} {
+  ^bb0(%a: f16, %b: f16, %acc: f32, %s: f32):
+    %ea = arith.extf %a : f16 to f32
+    %eb = arith.extf %b : f16 to f32
+    %m = arith.mulf %ea, %eb : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r, %s : f32, f32
+  }
+  return
+}

@@ -180,3 +180,99 @@ func.func @filled_elsewhere(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: me
   linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
   return
 }
+
+// -----
+
+// Tests that a convolution marked traincc.channel_partials (M = (n, oh, ow)
+// = 128 in two 64-row tiles, N = 8 in a 16-wide tile: 4 outputs of one
+// channel per thread) sums its channels in the kernel's epilogue: each
+// thread adds its outputs in range (the others selected away) and stores
+// the sum in row ty of a 16 x 16 shared buffer; after a barrier, thread t
+// of the channels in range adds the 16 rows of column t in order and
+// stores the block's partial at [block x, channel]. No sum is left after
+// the kernel.
+// CHECK-LABEL: func.func @channel_partials
+// CHECK-SAME: %[[P:[^:]*]]: memref<2x8xf32>)
+// CHECK: gpu.launch blocks(%[[BX:[^,]*]], {{.*}}) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}} = %c1) threads(%[[T:[^,]*]],
+// CHECK-SAME: workgroup(%{{.*}} : memref<16x65xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x17xf32, #gpu.address_space<workgroup>>, %[[SP:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[TY:.*]] = arith.divui %[[T]], %c16 : index
+// CHECK: %[[STEPS:.*]]:{{[0-9]+}} = scf.for
+// CHECK: memref.store %[[STEPS]]#3, %arg2
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[S0:.*]] = arith.select %{{.*}}, %[[STEPS]]#0, %[[ZERO]] : f32
+// CHECK-NEXT: %[[A0:.*]] = arith.addf %[[ZERO]], %[[S0]] : f32
+// CHECK-NEXT: %[[S1:.*]] = arith.select %{{.*}}, %[[STEPS]]#1, %[[ZERO]] : f32
+// CHECK-NEXT: %[[A1:.*]] = arith.addf %[[A0]], %[[S1]] : f32
+// CHECK-COUNT-2: arith.addf
+// CHECK: memref.store %{{.*}}, %[[SP]][%[[TY]], %{{.*}}]
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[CHANNEL:.*]] = arith.addi %{{.*}}, %[[T]] : index
+// CHECK: scf.if
+// CHECK-NEXT: %[[FIRST:.*]] = memref.load %[[SP]][%c0, %[[T]]]
+// CHECK-NEXT: %[[SUM:.*]] = scf.for %[[ROW:.*]] = %c1 to %c16 step %c1 iter_args(%[[ACC:.*]] = %[[FIRST]]) -> (f32)
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[SP]][%[[ROW]], %[[T]]]
+// CHECK-NEXT: arith.addf %[[ACC]], %[[V]] : f32
+// CHECK: memref.store %[[SUM]], %[[P]][%[[BX]], %[[CHANNEL]]] : memref<2x8xf32>
+// CHECK-NOT: linalg
+// CHECK: return
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#tiles = affine_map<(n, f, oh, ow, c, kh, kw) -> ((n * 64 + oh * 8 + ow) floordiv 64, f)>
+func.func @channel_partials(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x8x8xf32>, %p: memref<2x8xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out, #tiles], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x3x10x10xf32>, memref<8x3x3x3xf32>) outs(%y, %p : memref<2x8x8x8xf32>, memref<2x8xf32>) attrs = {traincc.channel_partials} {
+  ^bb0(%a: f32, %b: f32, %acc: f32, %s: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r, %s : f32, f32
+  }
+  return
+}
+
+// -----
+
+// Tests the marked convolutions whose partials the kernel does not
+// compute: one too small for a tiled kernel (N = 4), and one whose
+// partials are not the kernel's tiles (32 positions each). Each becomes the
+// convolution alone (its other marks kept), then a zero fill of the
+// partials and a sum of the output into them by the mark's map.
+// CHECK-DAG: #[[ONE:.*]] = affine_map<(d0, d1, d2, d3) -> (0, d1)>
+// CHECK-DAG: #[[HALF:.*]] = affine_map<(d0, d1, d2, d3) -> ((d0 * 64 + d2 * 8 + d3) floordiv 32, d1)>
+// CHECK-LABEL: func.func @too_small
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%arg2 : memref<1x4x4x4xf32>) attrs = {traincc.zero_init}
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg3 : memref<1x4xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[ONE]]], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+// CHECK-SAME: ins(%arg2 : memref<1x4x4x4xf32>) outs(%arg3 : memref<1x4xf32>)
+// CHECK-LABEL: func.func @other_tiles
+// CHECK: gpu.launch
+// CHECK-NOT: memref.store %{{.*}}, %arg3
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg3 : memref<4x8xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[HALF]]], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+// CHECK-SAME: ins(%arg2 : memref<2x8x8x8xf32>) outs(%arg3 : memref<4x8xf32>)
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#one = affine_map<(n, f, oh, ow, c, kh, kw) -> (0, f)>
+#half = affine_map<(n, f, oh, ow, c, kh, kw) -> ((n * 64 + oh * 8 + ow) floordiv 32, f)>
+func.func @too_small(%x: memref<1x3x6x6xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x4x4xf32>, %p: memref<1x4xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out, #one], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x3x6x6xf32>, memref<4x3x3x3xf32>) outs(%y, %p : memref<1x4x4x4xf32>, memref<1x4xf32>) attrs = {traincc.channel_partials, traincc.zero_init} {
+  ^bb0(%a: f32, %b: f32, %acc: f32, %s: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r, %s : f32, f32
+  }
+  return
+}
+func.func @other_tiles(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x8x8xf32>, %p: memref<4x8xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out, #half], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x3x10x10xf32>, memref<8x3x3x3xf32>) outs(%y, %p : memref<2x8x8x8xf32>, memref<4x8xf32>) attrs = {traincc.channel_partials} {
+  ^bb0(%a: f32, %b: f32, %acc: f32, %s: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r, %s : f32, f32
+  }
+  return
+}

@@ -5,6 +5,52 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseGPUConvChannelSumsPass
+    : Pass<"traincc-fuse-gpu-conv-channel-sums", "mlir::ModuleOp"> {
+  let summary = "Moves the per-channel sum of a convolution's output (a "
+                "BatchNorm mean) into the tiled convolution kernel's "
+                "epilogue";
+  let description = [{
+    Runs first in the GPU kernel pipeline, on bufferized step functions
+    (public functions), before `traincc-split-gpu-reductions` would split
+    the sum and `traincc-prepare-gpu-steps` places its temporaries. Finds a
+    contraction that `traincc-tile-gpu-contractions` will tile (its
+    `min-work` is this pass's) whose output [n, c, ...] is f32 and whose
+    channel index c is the GEMM view's only N loop, with no batch loops
+    (every convolution with groups = 1: M is (n, pixels), K the window),
+    followed in its block by the per-channel sum of its output (the sum
+    `traincc-fuse-conv-channel-sums` takes on the CPU, found by the same
+    code: `init[c] += x[n, c, ...]`, nothing writing the output in
+    between). The contraction becomes a `linalg.generic` with a second
+    output `partials`, a new `memref<P x C x f32>` with P the number of
+    64-position tiles along M (1 if M fits one), indexed by
+    `(flattened M position floordiv 64, c)`, which its body passes
+    through, and the unit attribute `traincc.channel_partials`. The sum
+    becomes `init[c] += partials[p, c]` over p in order.
+
+    `traincc-tile-gpu-contractions` then computes each partial in the
+    epilogue of the block that owns that M tile and those channels: every
+    thread adds its outputs of each channel in registers, the threads of a
+    column add theirs through shared memory in a fixed order, and one
+    thread per channel stores the partial. No float atomics, so results
+    are the same on every run; they differ from the separate sum's only in
+    where rounding happens. The output is then no longer read for the mean
+    (BatchNorm's variance, a sum around the mean, still reads it).
+    Grouped convolutions (batch loops), convolutions that
+    `traincc-split-gpu-reductions` splits along K (their partial GEMMs
+    give the GPU more blocks), outputs written again before the sum and
+    sums of other shapes are left alone. `--no-fuse` leaves this
+    pass out.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"4096",
+           "traincc-tile-gpu-contractions' min-work: the contractions it "
+           "tiles">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def SplitGPUReductionsPass
     : Pass<"traincc-split-gpu-reductions", "mlir::ModuleOp"> {
   let summary = "Splits sums with very few outputs into a partial and a "
@@ -114,6 +160,17 @@ def TileGPUContractionsPass
     the one-thread-per-output kernel's bit for bit. Contractions with M or
     N under 8, K under 4, or less than `min-work` multiply-adds are left to
     `traincc-map-to-gpu`.
+
+    A convolution marked `traincc.channel_partials`
+    (`traincc-fuse-gpu-conv-channel-sums`) also writes partials[p, c], the
+    sum of its outputs of channel c in M tile p, from its epilogue: each
+    thread adds its outputs in range of each channel, stores the sums in a
+    16 x TN shared buffer (one row per thread holding that channel), and
+    after a barrier one thread per channel adds the 16 rows in order and
+    stores the block's partial (blocks along M are the tiles). A marked op
+    this pass does not tile that way (too small, or tiles that are not the
+    partials') becomes the contraction alone followed by a zero fill and a
+    sum of its output into the partials.
 
     Tensor cores (`tensor-cores`, on by default): a contraction whose body
     is `out + extf(a) * extf(b)` with f16 or bf16 inputs and an f32 output
