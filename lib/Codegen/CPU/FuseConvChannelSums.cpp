@@ -27,7 +27,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/IR/IRMapping.h"
 
 namespace traincc {
 #define GEN_PASS_DEF_FUSECONVCHANNELSUMSPASS
@@ -80,30 +79,13 @@ void fuse(linalg::GenericOp conv, linalg::GenericOp sum) {
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
   linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{sums});
 
-  SmallVector<AffineMap> maps = conv.getIndexingMapsArray();
-  AffineMap outMap = maps.back();
-  maps.push_back(AffineMap::get(conv.getNumLoops(), 0,
-                                {outMap.getResult(0), outMap.getResult(1)},
-                                context));
-  Block &oldBody = conv.getRegion().front();
-  auto fused = linalg::GenericOp::create(
-      b, loc, TypeRange{}, conv.getDpsInputs(), ValueRange{output, sums}, maps,
-      conv.getIteratorTypesArray(),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        IRMapping mapping;
-        for (unsigned i = 0; i < 3; ++i)
-          mapping.map(oldBody.getArgument(i), args[i]);
-        for (Operation &op : oldBody.without_terminator())
-          nb.clone(op, mapping);
-        Value result =
-            mapping.lookup(oldBody.getTerminator()->getOperand(0));
-        linalg::YieldOp::create(nb, nloc, ValueRange{result, args[3]});
-      });
+  AffineMap outMap = conv.getIndexingMapsArray().back();
   // Marks of earlier passes (traincc.zero_init) stay.
-  for (NamedAttribute attr : conv->getDiscardableAttrs())
-    fused->setAttr(attr.getName(), attr.getValue());
-  fused->setAttr(kChannelSumsAttrName, UnitAttr::get(context));
-  conv->erase();
+  traincc::codegen::addChannelSumsOutput(
+      conv, sums,
+      AffineMap::get(conv.getNumLoops(), 0,
+                     {outMap.getResult(0), outMap.getResult(1)}, context),
+      kChannelSumsAttrName);
 
   // The second stage: images in order, channels the vectors' loop.
   linalg::GenericOp stage = traincc::codegen::replaceChannelSum(sum, sums);

@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "traincc/Codegen/CPU/Passes.h"
+#include "traincc/Codegen/Common/ChannelSums.h"
 
 #include "AffineStride.h"
 #include "ChannelSums.h"
@@ -810,26 +811,9 @@ struct VectorizeContractionsPass
       MLIRContext *context = op.getContext();
       Value output = op.getDpsInitOperand(0)->get();
       Value sums = op.getDpsInitOperand(1)->get();
-      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-      maps.pop_back();
-      Block &body = op.getRegion().front();
-      auto alone = linalg::GenericOp::create(
-          b, loc, TypeRange{}, op.getDpsInputs(), ValueRange{output}, maps,
-          op.getIteratorTypesArray(),
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            IRMapping mapping;
-            for (auto [old, arg] :
-                 llvm::zip(body.getArguments().take_front(3), args))
-              mapping.map(old, arg);
-            for (Operation &nested : body.without_terminator())
-              nb.clone(nested, mapping);
-            linalg::YieldOp::create(
-                nb, nloc,
-                mapping.lookup(body.getTerminator()->getOperand(0)));
-          });
-      for (NamedAttribute attr : op->getDiscardableAttrs())
-        if (attr.getName() != traincc::cpu::kChannelSumsAttrName)
-          alone->setAttr(attr.getName(), attr.getValue());
+      linalg::GenericOp alone = traincc::codegen::dropChannelSumsOutput(
+          op, traincc::cpu::kChannelSumsAttrName);
+      b.setInsertionPointAfter(alone);
       int64_t rank = cast<MemRefType>(output.getType()).getRank();
       SmallVector<utils::IteratorType> iterators(
           rank, utils::IteratorType::reduction);
@@ -844,7 +828,6 @@ struct VectorizeContractionsPass
                 nb, nloc,
                 arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult());
           });
-      op->erase();
     }
   }
 

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 
@@ -112,6 +113,61 @@ linalg::GenericOp replaceChannelSum(linalg::GenericOp sum, Value partials) {
       });
   sum->erase();
   return stage;
+}
+
+namespace {
+
+/// `op` rebuilt before it on `inits`, with `maps`: the body's first
+/// `keptArguments` arguments map to the new ones, and it yields `op`'s
+/// first result followed by the new body's extra arguments (the outputs it
+/// passes through). Discardable attributes other than `dropped` stay.
+linalg::GenericOp rebuild(linalg::GenericOp op, ValueRange inits,
+                          ArrayRef<AffineMap> maps, unsigned keptArguments,
+                          StringRef dropped) {
+  OpBuilder b(op);
+  Block &body = op.getRegion().front();
+  auto rebuilt = linalg::GenericOp::create(
+      b, op.getLoc(), TypeRange{}, op.getDpsInputs(), inits, maps,
+      op.getIteratorTypesArray(),
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        IRMapping mapping;
+        mapping.map(body.getArguments().take_front(keptArguments),
+                    args.take_front(keptArguments));
+        for (Operation &nested : body.without_terminator())
+          nb.clone(nested, mapping);
+        SmallVector<Value> yielded = {
+            mapping.lookup(body.getTerminator()->getOperand(0))};
+        llvm::append_range(yielded, args.drop_front(keptArguments));
+        linalg::YieldOp::create(nb, nloc, yielded);
+      });
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    if (attr.getName() != dropped)
+      rebuilt->setAttr(attr.getName(), attr.getValue());
+  op->erase();
+  return rebuilt;
+}
+
+} // namespace
+
+linalg::GenericOp addChannelSumsOutput(linalg::GenericOp op, Value sums,
+                                       AffineMap sumsMap, StringRef mark) {
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  maps.push_back(sumsMap);
+  unsigned arguments = op.getRegion().front().getNumArguments();
+  linalg::GenericOp fused =
+      rebuild(op, ValueRange{op.getDpsInitOperand(0)->get(), sums}, maps,
+              arguments, /*dropped=*/"");
+  fused->setAttr(mark, UnitAttr::get(context));
+  return fused;
+}
+
+linalg::GenericOp dropChannelSumsOutput(linalg::GenericOp op, StringRef mark) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  maps.pop_back();
+  unsigned arguments = op.getRegion().front().getNumArguments() - 1;
+  return rebuild(op, ValueRange{op.getDpsInitOperand(0)->get()}, maps,
+                 arguments, mark);
 }
 
 } // namespace traincc::codegen

@@ -24,7 +24,6 @@
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -82,25 +81,9 @@ void fuse(linalg::LinalgOp conv, const GemmView &view, unsigned channel,
   rewriter.setInsertionPoint(generic);
   Value partials = memref::AllocOp::create(rewriter, loc, type);
 
-  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-  maps.push_back(channelPartialsMap(view, channel, context));
-  Block &body = generic.getRegion().front();
-  auto fused = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{}, generic.getDpsInputs(),
-      ValueRange{generic.getDpsInitOperand(0)->get(), partials}, maps,
-      generic.getIteratorTypesArray(),
-      [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        IRMapping mapping;
-        mapping.map(body.getArguments(), args.drop_back());
-        for (Operation &op : body.without_terminator())
-          nb.clone(op, mapping);
-        Value result = mapping.lookup(body.getTerminator()->getOperand(0));
-        linalg::YieldOp::create(nb, nloc, ValueRange{result, args.back()});
-      });
-  for (NamedAttribute attr : generic->getDiscardableAttrs())
-    fused->setAttr(attr.getName(), attr.getValue());
-  fused->setAttr(kChannelPartialsAttrName, UnitAttr::get(context));
-  rewriter.eraseOp(generic);
+  traincc::codegen::addChannelSumsOutput(
+      generic, partials, channelPartialsMap(view, channel, context),
+      kChannelPartialsAttrName);
   traincc::codegen::replaceChannelSum(sum, partials);
 }
 

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "traincc/Codegen/Common/ChannelSums.h"
 #include "traincc/Codegen/GPU/Passes.h"
 
 #include "GPUKernelBuilder.h"
@@ -815,26 +816,10 @@ private:
         !marked.getMatchingIndexingMap(output).isProjectedPermutation() ||
         !isa<AffineDimExpr>(map.getResult(1)))
       return std::nullopt;
-    OpBuilder b(marked);
-    SmallVector<AffineMap> maps = marked.getIndexingMapsArray();
-    maps.pop_back();
-    auto alone = linalg::GenericOp::create(
-        b, marked.getLoc(), TypeRange{}, marked.getDpsInputs(),
-        ValueRange{output->get()}, maps, marked.getIteratorTypesArray(),
-        [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          IRMapping mapping;
-          mapping.map(body.getArguments().drop_back(), args);
-          for (Operation &nested : body.without_terminator())
-            nb.clone(nested, mapping);
-          linalg::YieldOp::create(nb, nloc,
-                                  mapping.lookup(yield.getOperand(0)));
-        });
-    for (NamedAttribute attr : marked->getDiscardableAttrs())
-      if (attr.getName() != kChannelPartialsAttrName)
-        alone->setAttr(attr.getName(), attr.getValue());
-    Partials partials{alone, sums->get(), map};
-    marked->erase();
-    return partials;
+    Value buffer = sums->get();
+    linalg::GenericOp alone = traincc::codegen::dropChannelSumsOutput(
+        marked, kChannelPartialsAttrName);
+    return Partials{alone, buffer, map};
   }
 
   /// Whether the blocks of a tiled kernel of `tileM` rows, `blocksM` of

@@ -32,6 +32,20 @@ mlir::linalg::GenericOp findChannelSum(mlir::linalg::LinalgOp producer);
 mlir::linalg::GenericOp replaceChannelSum(mlir::linalg::GenericOp sum,
                                           mlir::Value partials);
 
+/// `op` (one output) rebuilt before it with `sums` as a second output,
+/// indexed by `sumsMap`, that its body passes through; its discardable
+/// attributes stay and `mark` says what the back end computes into `sums`.
+/// Erases `op`.
+mlir::linalg::GenericOp addChannelSumsOutput(mlir::linalg::GenericOp op,
+                                             mlir::Value sums,
+                                             mlir::AffineMap sumsMap,
+                                             llvm::StringRef mark);
+
+/// The reverse of addChannelSumsOutput: `op` without its second output and
+/// without `mark`. Erases `op`.
+mlir::linalg::GenericOp dropChannelSumsOutput(mlir::linalg::GenericOp op,
+                                              llvm::StringRef mark);
+
 } // namespace traincc::codegen
 
 #endif // TRAINCC_CODEGEN_COMMON_CHANNELSUMS_H
