@@ -17,6 +17,22 @@
 // So the result does not depend on the thread count, and it differs from
 // the unfused sum only in where it rounds.
 //
+// The variance that follows, sum((x - mean)^2) around the finished mean,
+// is a second pass over the output. It moves into the epilogue too, as
+// partial moments: each tile's vectors of one [n, c] give their count,
+// mean and squares around that mean (two passes over registers), merged
+// into the running [n, c] moments with Chan et al.'s parallel formula
+// (M2 += M2' + delta^2 * n * n' / (n + n')); the second stage adds each
+// image's squares around the batch's mean, m2 + count * (its mean -
+// mean)^2. No step subtracts two large sums, so a channel whose mean is
+// far from zero keeps its variance, where E[x^2] - mean^2 in f32 cancels
+// (mean 1000, std 1: every digit). A shift by a sample known when the
+// sums start would save the merge's few scalar operations per tile, but
+// the only sample known first is a corner output, which zero padding
+// pulls away from the mean (by 5/9 of it at the corner of a 3x3 window),
+// leaving most of the cancellation. The merge order is fixed like the
+// sums', so the result does not depend on the thread count either.
+//
 //===----------------------------------------------------------------------===//
 
 #include "traincc/Codegen/CPU/Passes.h"
@@ -35,6 +51,7 @@ namespace traincc {
 
 using namespace mlir;
 using traincc::cpu::isMultiplyAdd;
+using traincc::cpu::kChannelMomentsAttrName;
 using traincc::cpu::kChannelSumsAttrName;
 
 namespace {
@@ -65,8 +82,10 @@ bool hasChannelEpilogue(linalg::GenericOp conv) {
 }
 
 /// `conv` with the zeroed `sums` as marked second output, `sum` a
-/// reduction of `sums` over the batch, in order.
-void fuse(linalg::GenericOp conv, linalg::GenericOp sum) {
+/// reduction of `sums` over the batch, in order; with `variance`, also
+/// the zeroed moments `counts` and `m2`, and `variance` their reduction.
+void fuse(linalg::GenericOp conv, linalg::GenericOp sum,
+          linalg::GenericOp variance) {
   MLIRContext *context = conv.getContext();
   Location loc = conv.getLoc();
   OpBuilder b(conv);
@@ -75,22 +94,34 @@ void fuse(linalg::GenericOp conv, linalg::GenericOp sum) {
   Type f32 = b.getF32Type();
   auto sumsType =
       MemRefType::get({outType.getDimSize(0), outType.getDimSize(1)}, f32);
-  Value sums = memref::AllocOp::create(b, loc, sumsType);
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{sums});
+  SmallVector<Value> partials;
+  for (int i = 0, e = variance ? 3 : 1; i < e; ++i) {
+    partials.push_back(memref::AllocOp::create(b, loc, sumsType));
+    linalg::FillOp::create(b, loc, ValueRange{zero},
+                           ValueRange{partials.back()});
+  }
 
   AffineMap outMap = conv.getIndexingMapsArray().back();
+  AffineMap sumsMap = AffineMap::get(
+      conv.getNumLoops(), 0, {outMap.getResult(0), outMap.getResult(1)},
+      context);
   // Marks of earlier passes (traincc.zero_init) stay.
-  traincc::codegen::addChannelSumsOutput(
-      conv, sums,
-      AffineMap::get(conv.getNumLoops(), 0,
-                     {outMap.getResult(0), outMap.getResult(1)}, context),
+  linalg::GenericOp fused = traincc::codegen::addChannelSumsOutput(
+      conv, partials, SmallVector<AffineMap>(partials.size(), sumsMap),
       kChannelSumsAttrName);
+  if (variance)
+    fused->setAttr(kChannelMomentsAttrName, UnitAttr::get(context));
 
-  // The second stage: images in order, channels the vectors' loop.
-  linalg::GenericOp stage = traincc::codegen::replaceChannelSum(sum, sums);
+  // The second stages: images in order, channels the vectors' loop.
+  linalg::GenericOp stage =
+      traincc::codegen::replaceChannelSum(sum, partials[0]);
+  if (variance)
+    stage = traincc::codegen::replaceChannelVariance(variance, partials[0],
+                                                     partials[1], partials[2]);
   b.setInsertionPointAfter(stage);
-  memref::DeallocOp::create(b, stage.getLoc(), sums);
+  for (Value buffer : partials)
+    memref::DeallocOp::create(b, stage.getLoc(), buffer);
 }
 
 struct FuseConvChannelSumsPass
@@ -104,7 +135,7 @@ struct FuseConvChannelSumsPass
     });
     for (linalg::GenericOp conv : convs)
       if (linalg::GenericOp sum = traincc::codegen::findChannelSum(conv))
-        fuse(conv, sum);
+        fuse(conv, sum, traincc::codegen::findChannelVariance(conv, sum));
   }
 };
 

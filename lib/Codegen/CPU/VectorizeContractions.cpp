@@ -474,9 +474,12 @@ struct Vectorizer {
   /// traincc.channel_sums: adds the tile's stored vectors `accs` (lanes
   /// off in `maskOf(u)` as zero) to the second output at their [n, c]
   /// (ivs at the tile, `select` pointing them at output `u`): the vectors
-  /// of one [n, c] first, then their lanes, in a fixed order.
+  /// of one [n, c] first, then their lanes, in a fixed order. With
+  /// traincc.channel_moments, `lanesOf(u)` (an index, clamped to [0,
+  /// width]) says how many lanes `maskOf(u)` keeps.
   void addChannelSums(OpBuilder &b, Location loc, ArrayRef<Jam> tile,
                       ValueRange accs, function_ref<Value(int64_t)> maskOf,
+                      function_ref<Value(int64_t)> lanesOf,
                       function_ref<void(OpBuilder &, Location, int64_t)> select,
                       ArrayRef<Value> ivs) {
     OpOperand &sums = *op.getDpsInitOperand(1);
@@ -484,8 +487,13 @@ struct Vectorizer {
     auto type = cast<VectorType>(accs.front().getType());
     Value zero = arith::ConstantOp::create(
         b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0)));
-    // (first output of the group, its vectors' sum), by [n, c].
-    SmallVector<std::pair<int64_t, Value>> groups;
+    // By [n, c]: the group's first output, its vectors' sum, its outputs.
+    struct Group {
+      int64_t first;
+      Value sum;
+      SmallVector<int64_t> members;
+    };
+    SmallVector<Group> groups;
     DenseMap<int64_t, unsigned> groupOf;
     for (auto [u, acc] : llvm::enumerate(accs)) {
       int64_t key = 0;
@@ -494,23 +502,84 @@ struct Vectorizer {
           key += ((int64_t(u) / jam.stride) % jam.factor) * jam.stride;
       Value lanes = arith::SelectOp::create(b, loc, maskOf(u), acc, zero);
       auto [at, added] = groupOf.try_emplace(key, groups.size());
-      if (added)
-        groups.push_back({int64_t(u), lanes});
-      else
-        groups[at->second].second =
-            arith::AddFOp::create(b, loc, groups[at->second].second, lanes);
+      if (added) {
+        groups.push_back({int64_t(u), lanes, {int64_t(u)}});
+        continue;
+      }
+      Group &group = groups[at->second];
+      group.sum = arith::AddFOp::create(b, loc, group.sum, lanes);
+      group.members.push_back(u);
     }
-    for (auto [u, vector] : groups) {
-      select(b, loc, u);
+    bool moments = op->hasAttr(traincc::cpu::kChannelMomentsAttrName);
+    for (const Group &group : groups) {
+      select(b, loc, group.first);
       SmallVector<Value> at = indices(b, loc, sums, ivs);
       Value sum = vector::ReductionOp::create(
-          b, loc, vector::CombiningKind::ADD, vector, Value(),
+          b, loc, vector::CombiningKind::ADD, group.sum, Value(),
           arith::FastMathFlags::reassoc);
       Value old = memref::LoadOp::create(b, loc, sums.get(), at);
       memref::StoreOp::create(b, loc,
                               arith::AddFOp::create(b, loc, old, sum),
                               sums.get(), at);
+      if (moments)
+        mergeMoments(b, loc, group.members, accs, maskOf, lanesOf, sum, old,
+                     at);
     }
+  }
+
+  /// traincc.channel_moments: merges the moments of the outputs `members`
+  /// of one [n, c] (vectors `accs`, lanes `maskOf`/`lanesOf`; their sum
+  /// `sum`) into the running ones at `at` (whose sum was `oldSum`), with
+  /// Chan et al.'s formula: the tile's squares are taken around its own
+  /// mean, and the two means' distance adds its weighted square.
+  void mergeMoments(OpBuilder &b, Location loc, ArrayRef<int64_t> members,
+                    ValueRange accs, function_ref<Value(int64_t)> maskOf,
+                    function_ref<Value(int64_t)> lanesOf, Value sum,
+                    Value oldSum, ValueRange at) {
+    Value counts = op.getDpsInitOperand(2)->get();
+    Value m2 = op.getDpsInitOperand(3)->get();
+    auto type = cast<VectorType>(accs.front().getType());
+    Value zero = arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0)));
+    Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+    Value lanes;
+    for (int64_t u : members)
+      lanes = lanes ? arith::AddIOp::create(b, loc, lanes, lanesOf(u))
+                          .getResult()
+                    : lanesOf(u);
+    Value count = arith::SIToFPOp::create(
+        b, loc, b.getF32Type(),
+        arith::IndexCastOp::create(b, loc, b.getI64Type(), lanes));
+    // Empty groups (vectors past a row's end) divide by one: 0 / 1.
+    Value mean = arith::DivFOp::create(
+        b, loc, sum, arith::MaximumFOp::create(b, loc, count, one));
+    Value means = vector::BroadcastOp::create(b, loc, type, mean);
+    Value squares = zero;
+    for (int64_t u : members) {
+      Value centred = arith::SelectOp::create(
+          b, loc, maskOf(u), arith::SubFOp::create(b, loc, accs[u], means),
+          zero);
+      squares = vector::FMAOp::create(b, loc, centred, centred, squares);
+    }
+    Value square = vector::ReductionOp::create(
+        b, loc, vector::CombiningKind::ADD, squares, Value(),
+        arith::FastMathFlags::reassoc);
+    Value oldCount = memref::LoadOp::create(b, loc, counts, at);
+    Value oldM2 = memref::LoadOp::create(b, loc, m2, at);
+    Value newCount = arith::AddFOp::create(b, loc, oldCount, count);
+    Value oldMean = arith::DivFOp::create(
+        b, loc, oldSum, arith::MaximumFOp::create(b, loc, oldCount, one));
+    Value delta = arith::SubFOp::create(b, loc, mean, oldMean);
+    // n * n' / (n + n'): zero while either side is empty.
+    Value product = arith::MulFOp::create(b, loc, oldCount, count);
+    Value weight = arith::DivFOp::create(
+        b, loc, product, arith::MaximumFOp::create(b, loc, newCount, one));
+    Value both = arith::AddFOp::create(b, loc, oldM2, square);
+    Value spread = arith::MulFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, delta, delta), weight);
+    Value merged = arith::AddFOp::create(b, loc, both, spread);
+    memref::StoreOp::create(b, loc, newCount, counts, at);
+    memref::StoreOp::create(b, loc, merged, m2, at);
   }
 
   /// The vector loop nest over [lower, upper) of every loop, `tile`'s
@@ -624,6 +693,8 @@ struct Vectorizer {
           // Innermost loop parallel: the mask of each vector along it (a
           // vector past the row's end masks every lane off).
           SmallVector<Value> outMasks;
+          // Their lanes kept, clamped to [0, width] (channel moments).
+          SmallVector<Value> outLanes;
           Value zero = arith::ConstantOp::create(
               b, loc, accType,
               DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0)));
@@ -634,9 +705,11 @@ struct Vectorizer {
                 start = arith::AddIOp::create(
                     b, loc, start,
                     arith::ConstantIndexOp::create(b, loc, unit * step));
+              Value chunk = chunkOf(b, loc, start);
               outMasks.push_back(vector::CreateMaskOp::create(
-                  b, loc, VectorType::get({width}, b.getI1Type()),
-                  chunkOf(b, loc, start)));
+                  b, loc, VectorType::get({width}, b.getI1Type()), chunk));
+              outLanes.push_back(arith::MaxSIOp::create(b, loc, chunk,
+                                                        zeroIndex));
             }
           }
           for (int64_t u = 0; u < numAccs; ++u) {
@@ -717,7 +790,8 @@ struct Vectorizer {
                   scf::IfOp::create(b, loc, lastBlock).thenBlock());
             addChannelSums(
                 b, loc, tile, nest.results,
-                [&](int64_t u) { return outMasks[innerOffset(u)]; }, select,
+                [&](int64_t u) { return outMasks[innerOffset(u)]; },
+                [&](int64_t u) { return outLanes[innerOffset(u)]; }, select,
                 ivs);
           }
           // The innermost reduction loops when they are short (a 3x3
@@ -798,7 +872,8 @@ struct VectorizeContractionsPass
 
   /// The ops marked traincc.channel_sums that were not rewritten above:
   /// the multiply-add alone, then a loop nest that adds its outputs into
-  /// the sums.
+  /// the sums (and, with traincc.channel_moments, nests that count them
+  /// and sum their squares around the sums' means).
   void splitChannelSums() {
     SmallVector<linalg::GenericOp> marked;
     getOperation().walk([&](linalg::GenericOp op) {
@@ -810,23 +885,51 @@ struct VectorizeContractionsPass
       Location loc = op.getLoc();
       MLIRContext *context = op.getContext();
       Value output = op.getDpsInitOperand(0)->get();
-      Value sums = op.getDpsInitOperand(1)->get();
+      SmallVector<Value> partials;
+      for (unsigned i = 1, e = op.getNumDpsInits(); i < e; ++i)
+        partials.push_back(op.getDpsInitOperand(i)->get());
       linalg::GenericOp alone = traincc::codegen::dropChannelSumsOutput(
-          op, traincc::cpu::kChannelSumsAttrName);
+          op, {traincc::cpu::kChannelSumsAttrName,
+               traincc::cpu::kChannelMomentsAttrName});
       b.setInsertionPointAfter(alone);
       int64_t rank = cast<MemRefType>(output.getType()).getRank();
       SmallVector<utils::IteratorType> iterators(
           rank, utils::IteratorType::reduction);
       iterators[0] = iterators[1] = utils::IteratorType::parallel;
+      AffineMap all = AffineMap::getMultiDimIdentityMap(rank, context);
+      AffineMap channel = all.getSubMap({0, 1});
       linalg::GenericOp::create(
-          b, loc, TypeRange{}, ValueRange{output}, ValueRange{sums},
-          {AffineMap::getMultiDimIdentityMap(rank, context),
-           AffineMap::getMultiDimIdentityMap(rank, context)
-               .getSubMap({0, 1})},
-          iterators, [](OpBuilder &nb, Location nloc, ValueRange args) {
+          b, loc, TypeRange{}, ValueRange{output}, ValueRange{partials[0]},
+          {all, channel}, iterators,
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
             linalg::YieldOp::create(
                 nb, nloc,
                 arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult());
+          });
+      if (partials.size() == 1)
+        continue;
+      // The output only gives the loops their bounds.
+      linalg::GenericOp::create(
+          b, loc, TypeRange{}, ValueRange{output}, ValueRange{partials[1]},
+          {all, channel}, iterators,
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value one =
+                arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(1.0));
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::AddFOp::create(nb, nloc, args[1], one).getResult());
+          });
+      linalg::GenericOp::create(
+          b, loc, TypeRange{}, ValueRange{output, partials[0], partials[1]},
+          ValueRange{partials[2]}, {all, channel, channel, channel}, iterators,
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
+            Value centred = arith::SubFOp::create(
+                nb, nloc, args[0],
+                arith::DivFOp::create(nb, nloc, args[1], args[2]));
+            Value square = arith::MulFOp::create(nb, nloc, centred, centred);
+            linalg::YieldOp::create(
+                nb, nloc,
+                arith::AddFOp::create(nb, nloc, args[3], square).getResult());
           });
     }
   }

@@ -52,33 +52,69 @@ bool onlyReads(Operation *op, Value root) {
   return true;
 }
 
-/// Whether `op` is `init[c] += sum of input over every index but its
-/// second` (input f32, read once per loop): a BatchNorm mean's sum.
-bool isChannelSum(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
+/// Whether `op` (buffers, `inputs` inputs, one init, f32 block arguments)
+/// reduces its first input into `init[c]` over every index but the
+/// input's second, which every other input is indexed by alone.
+bool reducesAllButChannel(linalg::GenericOp op, unsigned inputs) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != inputs ||
       op.getNumDpsInits() != 1 || op.hasIndexSemantics())
     return false;
-  OpOperand *input = op.getDpsInputOperand(0);
-  OpOperand *init = op.getDpsInitOperand(0);
-  AffineMap inMap = op.getMatchingIndexingMap(input);
-  AffineMap outMap = op.getMatchingIndexingMap(init);
+  AffineMap inMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (!inMap.isPermutation() || inMap.getNumResults() < 3 ||
       outMap.getNumResults() != 1 || outMap.getResult(0) != inMap.getResult(1))
     return false;
+  for (unsigned i = 1; i < inputs; ++i)
+    if (op.getMatchingIndexingMap(op.getDpsInputOperand(i)) != outMap)
+      return false;
   unsigned channel = cast<AffineDimExpr>(inMap.getResult(1)).getPosition();
   for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray()))
     if (linalg::isParallelIterator(iterator) != (dim == channel))
       return false;
+  return llvm::all_of(op.getRegion().front().getArguments(),
+                      [](BlockArgument arg) { return arg.getType().isF32(); });
+}
+
+/// Whether `op` is `a op b` or `b op a` of the two values.
+template <typename OpTy>
+bool isCommutedOf(Operation *op, Value a, Value b) {
+  auto typed = dyn_cast_or_null<OpTy>(op);
+  return typed && ((typed.getLhs() == a && typed.getRhs() == b) ||
+                   (typed.getLhs() == b && typed.getRhs() == a));
+}
+
+/// Whether `op` is `init[c] += sum of input over every index but its
+/// second` (input f32, read once per loop): a BatchNorm mean's sum.
+bool isChannelSum(linalg::GenericOp op) {
+  if (!reducesAllButChannel(op, 1))
+    return false;
   Block &body = op.getRegion().front();
-  if (!body.getArgument(0).getType().isF32() ||
-      !body.getArgument(1).getType().isF32() ||
-      body.getOperations().size() != 2)
+  return body.getOperations().size() == 2 &&
+         isCommutedOf<arith::AddFOp>(
+             body.getTerminator()->getOperand(0).getDefiningOp(),
+             body.getArgument(0), body.getArgument(1));
+}
+
+/// Whether `op` is `init[c] += (x - mean[c])^2` over every index of `x`
+/// but its second (f32): a BatchNorm variance's sum (BNStatsLowering).
+bool isChannelVariance(linalg::GenericOp op) {
+  if (!reducesAllButChannel(op, 2))
+    return false;
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 4)
     return false;
   auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
-  return add && ((add.getLhs() == body.getArgument(0) &&
-                  add.getRhs() == body.getArgument(1)) ||
-                 (add.getLhs() == body.getArgument(1) &&
-                  add.getRhs() == body.getArgument(0)));
+  if (!add)
+    return false;
+  Value square = add.getLhs() == body.getArgument(2) ? add.getRhs()
+                                                      : add.getLhs();
+  auto mul = square.getDefiningOp<arith::MulFOp>();
+  if (!isCommutedOf<arith::AddFOp>(add, body.getArgument(2), square) || !mul ||
+      mul.getLhs() != mul.getRhs())
+    return false;
+  auto sub = mul.getLhs().getDefiningOp<arith::SubFOp>();
+  return sub && sub.getLhs() == body.getArgument(0) &&
+         sub.getRhs() == body.getArgument(1);
 }
 
 } // namespace
@@ -93,6 +129,36 @@ linalg::GenericOp findChannelSum(linalg::LinalgOp producer) {
             channelBase(output))
       return generic;
     if (!onlyReads(op, root))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+linalg::GenericOp findChannelVariance(linalg::LinalgOp producer,
+                                      linalg::GenericOp sum) {
+  Value output = producer.getDpsInitOperand(0)->get();
+  Value root = rootBuffer(output);
+  Value totals = rootBuffer(sum.getDpsInitOperand(0)->get());
+  // The buffer the mean (totals / count) is written to, once seen.
+  Value mean;
+  for (Operation *op = sum->getNextNode(); op; op = op->getNextNode()) {
+    auto generic = dyn_cast<linalg::GenericOp>(op);
+    if (generic && !mean && generic.getNumDpsInputs() == 1 &&
+        generic.getNumDpsInits() == 1 && generic.hasPureBufferSemantics() &&
+        rootBuffer(generic.getDpsInputOperand(0)->get()) == totals) {
+      mean = rootBuffer(generic.getDpsInitOperand(0)->get());
+      continue;
+    }
+    if (generic && mean && isChannelVariance(generic) &&
+        channelBase(generic.getDpsInputOperand(0)->get()) ==
+            channelBase(output) &&
+        rootBuffer(generic.getDpsInputOperand(1)->get()) == mean)
+      return generic;
+    // Anything else that may write the output, the sums or the mean (the
+    // pointer to it that a synchronized BatchNorm's replica mean takes
+    // counts as a write) keeps the variance apart.
+    if (!onlyReads(op, root) || !onlyReads(op, totals) ||
+        (mean && !onlyReads(op, mean)))
       return nullptr;
   }
   return nullptr;
@@ -115,6 +181,35 @@ linalg::GenericOp replaceChannelSum(linalg::GenericOp sum, Value partials) {
   return stage;
 }
 
+linalg::GenericOp replaceChannelVariance(linalg::GenericOp variance,
+                                         Value sums, Value counts, Value m2) {
+  MLIRContext *context = variance.getContext();
+  OpBuilder b(variance);
+  AffineMap both = AffineMap::getMultiDimIdentityMap(2, context);
+  AffineMap channel = AffineMap::get(2, 0, getAffineDimExpr(1, context));
+  auto stage = linalg::GenericOp::create(
+      b, variance.getLoc(), TypeRange{},
+      ValueRange{sums, counts, m2, variance.getDpsInputOperand(1)->get()},
+      ValueRange{variance.getDpsInitOperand(0)->get()},
+      {both, both, both, channel, channel},
+      {utils::IteratorType::reduction, utils::IteratorType::parallel},
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        // m2 + count * (sum / count - mean)^2: the image's squares around
+        // the batch's mean; no term cancels another.
+        Value offset = arith::SubFOp::create(
+            nb, nloc, arith::DivFOp::create(nb, nloc, args[0], args[1]),
+            args[3]);
+        Value spread = arith::MulFOp::create(
+            nb, nloc, args[1], arith::MulFOp::create(nb, nloc, offset, offset));
+        Value squares = arith::AddFOp::create(nb, nloc, args[2], spread);
+        linalg::YieldOp::create(
+            nb, nloc, arith::AddFOp::create(nb, nloc, args[4], squares)
+                          .getResult());
+      });
+  variance->erase();
+  return stage;
+}
+
 namespace {
 
 /// `op` rebuilt before it on `inits`, with `maps`: the body's first
@@ -123,7 +218,7 @@ namespace {
 /// passes through). Discardable attributes other than `dropped` stay.
 linalg::GenericOp rebuild(linalg::GenericOp op, ValueRange inits,
                           ArrayRef<AffineMap> maps, unsigned keptArguments,
-                          StringRef dropped) {
+                          ArrayRef<StringRef> dropped) {
   OpBuilder b(op);
   Block &body = op.getRegion().front();
   auto rebuilt = linalg::GenericOp::create(
@@ -141,7 +236,7 @@ linalg::GenericOp rebuild(linalg::GenericOp op, ValueRange inits,
         linalg::YieldOp::create(nb, nloc, yielded);
       });
   for (NamedAttribute attr : op->getDiscardableAttrs())
-    if (attr.getName() != dropped)
+    if (!llvm::is_contained(dropped, attr.getName().getValue()))
       rebuilt->setAttr(attr.getName(), attr.getValue());
   op->erase();
   return rebuilt;
@@ -149,25 +244,30 @@ linalg::GenericOp rebuild(linalg::GenericOp op, ValueRange inits,
 
 } // namespace
 
-linalg::GenericOp addChannelSumsOutput(linalg::GenericOp op, Value sums,
-                                       AffineMap sumsMap, StringRef mark) {
+linalg::GenericOp addChannelSumsOutput(linalg::GenericOp op,
+                                       ValueRange sums,
+                                       ArrayRef<AffineMap> sumsMaps,
+                                       StringRef mark) {
   MLIRContext *context = op.getContext();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  maps.push_back(sumsMap);
+  llvm::append_range(maps, sumsMaps);
   unsigned arguments = op.getRegion().front().getNumArguments();
+  SmallVector<Value> inits = {op.getDpsInitOperand(0)->get()};
+  llvm::append_range(inits, sums);
   linalg::GenericOp fused =
-      rebuild(op, ValueRange{op.getDpsInitOperand(0)->get(), sums}, maps,
-              arguments, /*dropped=*/"");
+      rebuild(op, inits, maps, arguments, /*dropped=*/{});
   fused->setAttr(mark, UnitAttr::get(context));
   return fused;
 }
 
-linalg::GenericOp dropChannelSumsOutput(linalg::GenericOp op, StringRef mark) {
+linalg::GenericOp dropChannelSumsOutput(linalg::GenericOp op,
+                                        ArrayRef<StringRef> marks) {
+  unsigned extra = op.getNumDpsInits() - 1;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  maps.pop_back();
-  unsigned arguments = op.getRegion().front().getNumArguments() - 1;
+  maps.resize(maps.size() - extra);
+  unsigned arguments = op.getRegion().front().getNumArguments() - extra;
   return rebuild(op, ValueRange{op.getDpsInitOperand(0)->get()}, maps,
-                 arguments, mark);
+                 arguments, marks);
 }
 
 } // namespace traincc::codegen

@@ -15,6 +15,13 @@
 // no other block touches, summed in an order the kernel fixes; the second
 // stage adds the tiles in order. Results are the same on every run.
 //
+// The variance that follows the mean moves into the epilogue the same way,
+// as partial moments per (M tile, channel): count, sum and squares around
+// the partial's own mean, merged across a block's threads with Chan et
+// al.'s formula, and a second stage that adds each tile's squares around
+// the batch's mean (traincc-fuse-conv-channel-sums says why: no large sums
+// cancel when |mean| >> std).
+//
 //===----------------------------------------------------------------------===//
 
 #include "traincc/Codegen/Common/ChannelSums.h"
@@ -26,6 +33,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <vector>
 
 namespace traincc {
 #define GEN_PASS_DEF_FUSEGPUCONVCHANNELSUMSPASS
@@ -59,9 +68,11 @@ std::optional<unsigned> tiledChannel(linalg::LinalgOp op,
 }
 
 /// `conv` with a marked second output of partials (kChannelPartialsAttrName)
-/// and `sum` their sum over the M tiles, in order.
+/// and `sum` their sum over the M tiles, in order; with `variance`, also
+/// the moments' outputs counts and m2 (kChannelMomentsAttrName) and
+/// `variance` their reduction.
 void fuse(linalg::LinalgOp conv, const GemmView &view, unsigned channel,
-          linalg::GenericOp sum) {
+          linalg::GenericOp sum, linalg::GenericOp variance) {
   IRRewriter rewriter(conv);
   auto generic = dyn_cast<linalg::GenericOp>(conv.getOperation());
   if (!generic) {
@@ -79,12 +90,21 @@ void fuse(linalg::LinalgOp conv, const GemmView &view, unsigned channel,
   auto type = MemRefType::get({tiles, view.ranges[channel]},
                               rewriter.getF32Type());
   rewriter.setInsertionPoint(generic);
-  Value partials = memref::AllocOp::create(rewriter, loc, type);
+  SmallVector<Value> partials;
+  for (int i = 0, e = variance ? 3 : 1; i < e; ++i)
+    partials.push_back(memref::AllocOp::create(rewriter, loc, type));
 
-  traincc::codegen::addChannelSumsOutput(
-      generic, partials, channelPartialsMap(view, channel, context),
+  linalg::GenericOp fused = traincc::codegen::addChannelSumsOutput(
+      generic, partials,
+      SmallVector<AffineMap>(partials.size(),
+                             channelPartialsMap(view, channel, context)),
       kChannelPartialsAttrName);
-  traincc::codegen::replaceChannelSum(sum, partials);
+  traincc::codegen::replaceChannelSum(sum, partials[0]);
+  if (!variance)
+    return;
+  fused->setAttr(kChannelMomentsAttrName, rewriter.getUnitAttr());
+  traincc::codegen::replaceChannelVariance(variance, partials[0], partials[1],
+                                           partials[2]);
 }
 
 struct FuseGPUConvChannelSumsPass
@@ -101,6 +121,15 @@ struct FuseGPUConvChannelSumsPass
           if (op.getNumDpsInputs() == 2 && op.getNumReductionLoops() > 0)
             convs.push_back(op);
         });
+    // Found first, fused after: fusing erases the sums, and a variance's
+    // sum (two inputs, reductions) is on the list too.
+    struct Fusion {
+      linalg::LinalgOp conv;
+      GemmView view;
+      unsigned channel;
+      linalg::GenericOp sum, variance;
+    };
+    std::vector<Fusion> fusions;
     for (linalg::LinalgOp conv : convs) {
       std::optional<GemmView> view = analyzeContraction(conv);
       if (!view)
@@ -109,8 +138,12 @@ struct FuseGPUConvChannelSumsPass
       if (!channel)
         continue;
       if (linalg::GenericOp sum = traincc::codegen::findChannelSum(conv))
-        fuse(conv, *view, *channel, sum);
+        fusions.push_back({conv, *view, *channel, sum,
+                           traincc::codegen::findChannelVariance(conv, sum)});
     }
+    for (Fusion &fusion : fusions)
+      fuse(fusion.conv, fusion.view, fusion.channel, fusion.sum,
+           fusion.variance);
   }
 };
 

@@ -79,6 +79,14 @@ bool worthTiling(const GemmView &view, int64_t minWork);
 constexpr llvm::StringLiteral kChannelPartialsAttrName =
     "traincc.channel_partials";
 
+/// On an op marked kChannelPartialsAttrName, two more outputs `counts` and
+/// `m2` indexed like the partials: after the op, `counts[p, c]` holds how
+/// many outputs the partial [p, c] sums and `m2[p, c]` the sum of their
+/// squared distances from their mean `partials[p, c] / counts[p, c]`
+/// (BatchNorm's variance; traincc-fuse-gpu-conv-channel-sums).
+constexpr llvm::StringLiteral kChannelMomentsAttrName =
+    "traincc.channel_moments";
+
 /// The map from the loops of `view`'s contraction to [M tile, channel]:
 /// (flattened M position) floordiv kMaxGemmTile, or 0 when M fits one tile
 /// (what a block of the tiled kernel covers along M, either way), and the

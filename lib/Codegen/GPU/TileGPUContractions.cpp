@@ -83,9 +83,10 @@ std::optional<Tiling> chooseTiling(const GemmView &view) {
 class ContractionKernelBase {
 protected:
   ContractionKernelBase(linalg::LinalgOp op, const GemmView &view,
-                        std::optional<Value> initFill, Value partials)
+                        std::optional<Value> initFill, Value partials,
+                        Value counts, Value m2)
       : op(op), view(view), loc(op.getLoc()), initFill(initFill),
-        partials(partials) {}
+        partials(partials), counts(counts), m2(m2) {}
 
   /// An output a thread holds: its position and final value.
   struct HeldOutput {
@@ -183,25 +184,56 @@ protected:
   /// buffer (`owner` < kPartialRows tells apart the threads holding one
   /// channel); after a barrier, thread t < tileN adds the kPartialRows sums
   /// of channel t in order. No atomics: the same result on every run.
+  /// With moments (counts), each thread also stores its count and its
+  /// squares around its own mean, and thread t merges the rows' moments
+  /// with Chan et al.'s formula in the same order.
   void storeChannelPartials(OpBuilder &b, gpu::LaunchOp launch, Value thread,
                             int64_t tileN, Value owner,
                             ArrayRef<SmallVector<HeldOutput>> columns) {
-    Value shared =
-        addSharedBuffer(launch, {kPartialRows, tileN}, b.getF32Type());
+    Type f32 = b.getF32Type();
+    Value shared = addSharedBuffer(launch, {kPartialRows, tileN}, f32);
+    Value sharedCounts, sharedM2;
+    if (counts) {
+      sharedCounts = addSharedBuffer(launch, {kPartialRows, tileN}, f32);
+      sharedM2 = addSharedBuffer(launch, {kPartialRows, tileN}, f32);
+    }
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
     Value sizeM = c(b, view.size(view.m));
     for (ArrayRef<HeldOutput> column : columns) {
       Value sum = zero;
+      SmallVector<Value> inRanges;
       for (const HeldOutput &output : column) {
         // Rows past M hold sums of clamped inputs: dropped, not added.
         Value inRange = arith::CmpIOp::create(
             b, loc, arith::CmpIPredicate::ult, output.m, sizeM);
+        inRanges.push_back(inRange);
         sum = arith::AddFOp::create(
             b, loc, sum,
             arith::SelectOp::create(b, loc, inRange, output.value, zero));
       }
       Value inTile = arith::SubIOp::create(b, loc, column.front().n, n0);
       memref::StoreOp::create(b, loc, sum, shared, ValueRange{owner, inTile});
+      if (!counts)
+        continue;
+      Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+      Value count = zero;
+      for (Value inRange : inRanges)
+        count = arith::AddFOp::create(
+            b, loc, count, arith::SelectOp::create(b, loc, inRange, one, zero));
+      Value mean = arith::DivFOp::create(
+          b, loc, sum, arith::MaximumFOp::create(b, loc, count, one));
+      Value squares = zero;
+      for (auto [output, inRange] : llvm::zip(column, inRanges)) {
+        Value centred = arith::SelectOp::create(
+            b, loc, inRange, arith::SubFOp::create(b, loc, output.value, mean),
+            zero);
+        squares = arith::AddFOp::create(
+            b, loc, squares, arith::MulFOp::create(b, loc, centred, centred));
+      }
+      memref::StoreOp::create(b, loc, count, sharedCounts,
+                              ValueRange{owner, inTile});
+      memref::StoreOp::create(b, loc, squares, sharedM2,
+                              ValueRange{owner, inTile});
     }
     gpu::BarrierOp::create(b, loc);
     Value channel = arith::AddIOp::create(b, loc, n0, thread);
@@ -213,21 +245,59 @@ protected:
                               c(b, view.size(view.n))));
     auto guard = scf::IfOp::create(b, loc, active, false);
     OpBuilder then = guard.getThenBodyBuilder();
-    Value first =
-        memref::LoadOp::create(then, loc, shared, ValueRange{c(then, 0), thread});
+    SmallVector<Value> buffers = {shared};
+    if (counts)
+      buffers.append({sharedCounts, sharedM2});
+    SmallVector<Value> first;
+    for (Value buffer : buffers)
+      first.push_back(memref::LoadOp::create(
+          then, loc, buffer, ValueRange{c(then, 0), thread}));
     auto rows = scf::ForOp::create(then, loc, c(then, 1), c(then, kPartialRows),
-                                   c(then, 1), ValueRange{first});
+                                   c(then, 1), first);
     {
       OpBuilder in = OpBuilder::atBlockBegin(rows.getBody());
-      Value row = memref::LoadOp::create(
-          in, loc, shared, ValueRange{rows.getInductionVar(), thread});
-      scf::YieldOp::create(
-          in, loc,
-          arith::AddFOp::create(in, loc, rows.getRegionIterArgs()[0], row)
-              .getResult());
+      SmallVector<Value> row;
+      for (Value buffer : buffers)
+        row.push_back(memref::LoadOp::create(
+            in, loc, buffer, ValueRange{rows.getInductionVar(), thread}));
+      ValueRange carried = rows.getRegionIterArgs();
+      SmallVector<Value> next = {
+          arith::AddFOp::create(in, loc, carried[0], row[0])};
+      if (counts)
+        llvm::append_range(next, mergeMoments(in, carried, row));
+      scf::YieldOp::create(in, loc, next);
     }
+    Value block = launch.getBlockIds().x;
     memref::StoreOp::create(then, loc, rows.getResult(0), partials,
-                            ValueRange{launch.getBlockIds().x, channel});
+                            ValueRange{block, channel});
+    if (!counts)
+      return;
+    memref::StoreOp::create(then, loc, rows.getResult(1), counts,
+                            ValueRange{block, channel});
+    memref::StoreOp::create(then, loc, rows.getResult(2), m2,
+                            ValueRange{block, channel});
+  }
+
+  /// The count and m2 of the moments (sum, count, m2) `a` and `b` merged
+  /// (Chan et al.): both m2s plus the means' squared distance weighted by
+  /// na * nb / (na + nb), zero while either side is empty.
+  SmallVector<Value> mergeMoments(OpBuilder &b, ValueRange a, ValueRange o) {
+    Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+    auto meanOf = [&](ValueRange m) -> Value {
+      return arith::DivFOp::create(
+          b, loc, m[0], arith::MaximumFOp::create(b, loc, m[1], one));
+    };
+    Value meanA = meanOf(a);
+    Value meanO = meanOf(o);
+    Value delta = arith::SubFOp::create(b, loc, meanO, meanA);
+    Value count = arith::AddFOp::create(b, loc, a[1], o[1]);
+    Value product = arith::MulFOp::create(b, loc, a[1], o[1]);
+    Value weight = arith::DivFOp::create(
+        b, loc, product, arith::MaximumFOp::create(b, loc, count, one));
+    Value both = arith::AddFOp::create(b, loc, a[2], o[2]);
+    Value spread = arith::MulFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, delta, delta), weight);
+    return {count, arith::AddFOp::create(b, loc, both, spread)};
   }
 
   linalg::LinalgOp op;
@@ -236,6 +306,9 @@ protected:
   std::optional<Value> initFill;
   /// Where a marked convolution's channel partials go; null otherwise.
   Value partials;
+  /// With kChannelMomentsAttrName, where their counts and squares around
+  /// their means go; null otherwise.
+  Value counts, m2;
   Value m0, n0;
   SmallVector<Value> batchPos;
 };
@@ -244,8 +317,10 @@ protected:
 class KernelBuilder : ContractionKernelBase {
 public:
   KernelBuilder(linalg::LinalgOp op, const GemmView &view, const Tiling &tiling,
-                std::optional<Value> initFill, Value partials)
-      : ContractionKernelBase(op, view, initFill, partials), t(tiling) {}
+                std::optional<Value> initFill, Value partials, Value counts,
+                Value m2)
+      : ContractionKernelBase(op, view, initFill, partials, counts, m2),
+        t(tiling) {}
 
   void build(OpBuilder &outer) {
     gpu::LaunchOp launch = createLaunch(outer, loc, t.grid, kThreads);
@@ -522,9 +597,10 @@ class MmaKernelBuilder : ContractionKernelBase {
 public:
   MmaKernelBuilder(linalg::LinalgOp op, const GemmView &view,
                    const MmaTiling &tiling, Type low,
-                   std::optional<Value> initFill, Value partials)
-      : ContractionKernelBase(op, view, initFill, partials), t(tiling),
-        low(low) {}
+                   std::optional<Value> initFill, Value partials,
+                   Value counts, Value m2)
+      : ContractionKernelBase(op, view, initFill, partials, counts, m2),
+        t(tiling), low(low) {}
 
   void build(OpBuilder &outer) {
     gpu::LaunchOp launch = createLaunch(outer, loc, t.grid, mma::kThreads);
@@ -797,13 +873,17 @@ private:
     linalg::GenericOp op;
     Value buffer;
     AffineMap map;
+    // With kChannelMomentsAttrName (else null): indexed like `buffer`.
+    Value counts, m2;
   };
 
   /// Replaces `marked` by the contraction alone; nullopt (and `marked`
   /// kept) if it is not a marked op as traincc-fuse-gpu-conv-channel-sums
   /// makes them.
   static std::optional<Partials> unmark(linalg::GenericOp marked) {
-    if (marked.getNumDpsInits() != 2 || !marked.hasPureBufferSemantics())
+    unsigned extra = marked->hasAttr(kChannelMomentsAttrName) ? 3 : 1;
+    if (marked.getNumDpsInits() != 1 + extra ||
+        !marked.hasPureBufferSemantics())
       return std::nullopt;
     Block &body = marked.getRegion().front();
     auto yield = cast<linalg::YieldOp>(body.getTerminator());
@@ -811,15 +891,27 @@ private:
     OpOperand *sums = marked.getDpsInitOperand(1);
     auto sumsType = dyn_cast<MemRefType>(sums->get().getType());
     AffineMap map = marked.getMatchingIndexingMap(sums);
-    if (yield.getOperand(1) != body.getArguments().back() || !sumsType ||
-        sumsType.getRank() != 2 || !sumsType.getElementType().isF32() ||
+    if (!sumsType || sumsType.getRank() != 2 ||
+        !sumsType.getElementType().isF32() ||
         !marked.getMatchingIndexingMap(output).isProjectedPermutation() ||
         !isa<AffineDimExpr>(map.getResult(1)))
       return std::nullopt;
-    Value buffer = sums->get();
-    linalg::GenericOp alone = traincc::codegen::dropChannelSumsOutput(
-        marked, kChannelPartialsAttrName);
-    return Partials{alone, buffer, map};
+    unsigned first = body.getNumArguments() - extra;
+    for (unsigned i = 0; i < extra; ++i) {
+      OpOperand *init = marked.getDpsInitOperand(1 + i);
+      if (yield.getOperand(1 + i) != body.getArgument(first + i) ||
+          init->get().getType() != sumsType ||
+          marked.getMatchingIndexingMap(init) != map)
+        return std::nullopt;
+    }
+    Partials partials{nullptr, sums->get(), map, nullptr, nullptr};
+    if (extra == 3) {
+      partials.counts = marked.getDpsInitOperand(2)->get();
+      partials.m2 = marked.getDpsInitOperand(3)->get();
+    }
+    partials.op = traincc::codegen::dropChannelSumsOutput(
+        marked, {kChannelPartialsAttrName, kChannelMomentsAttrName});
+    return partials;
   }
 
   /// Whether the blocks of a tiled kernel of `tileM` rows, `blocksM` of
@@ -862,14 +954,45 @@ private:
     iterators[cast<AffineDimExpr>(toPartials.getResult(1)).getPosition()] =
         utils::IteratorType::parallel;
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
     linalg::FillOp::create(b, loc, zero, partials.buffer);
     linalg::GenericOp::create(
         b, loc, TypeRange{}, ValueRange{output}, ValueRange{partials.buffer},
-        {AffineMap::getMultiDimIdentityMap(rank, ctx), toPartials}, iterators,
+        {identity, toPartials}, iterators,
         [](OpBuilder &nb, Location nloc, ValueRange args) {
           linalg::YieldOp::create(
               nb, nloc,
               arith::AddFOp::create(nb, nloc, args[1], args[0]).getResult());
+        });
+    if (!partials.counts)
+      return;
+    // The moments: the count (the output only bounds the loops), then the
+    // squares around the finished partial over its count.
+    linalg::FillOp::create(b, loc, zero, partials.counts);
+    linalg::GenericOp::create(
+        b, loc, TypeRange{}, ValueRange{output}, ValueRange{partials.counts},
+        {identity, toPartials}, iterators,
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value one =
+              arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(1.0));
+          linalg::YieldOp::create(
+              nb, nloc,
+              arith::AddFOp::create(nb, nloc, args[1], one).getResult());
+        });
+    linalg::FillOp::create(b, loc, zero, partials.m2);
+    linalg::GenericOp::create(
+        b, loc, TypeRange{},
+        ValueRange{output, partials.buffer, partials.counts},
+        ValueRange{partials.m2},
+        {identity, toPartials, toPartials, toPartials}, iterators,
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          Value centred = arith::SubFOp::create(
+              nb, nloc, args[0],
+              arith::DivFOp::create(nb, nloc, args[1], args[2]));
+          Value square = arith::MulFOp::create(nb, nloc, centred, centred);
+          linalg::YieldOp::create(
+              nb, nloc,
+              arith::AddFOp::create(nb, nloc, args[3], square).getResult());
         });
   }
 
@@ -899,21 +1022,25 @@ private:
         tensorCores ? tensorCoreOperandType(op) : std::nullopt;
     std::optional<MmaTiling> mmaTiling =
         low ? chooseMmaTiling(*view) : std::nullopt;
-    Value partialsBuffer;
+    Value partialsBuffer, counts, m2;
     if (partials) {
       int64_t tileM = mmaTiling ? mmaTiling->tileM : tiling->tileM;
       int64_t blocksM = mmaTiling ? mmaTiling->grid[0] : tiling->grid[0];
-      if (blocksArePartials(*view, *partials, tileM, blocksM))
+      if (blocksArePartials(*view, *partials, tileM, blocksM)) {
         partialsBuffer = partials->buffer;
-      else
+        counts = partials->counts;
+        m2 = partials->m2;
+      } else {
         sumPartialsAfter(op, *partials);
+      }
     }
     if (mmaTiling)
       MmaKernelBuilder(op, *view, *mmaTiling, *low, takeInitFill(op),
-                       partialsBuffer)
+                       partialsBuffer, counts, m2)
           .build(rewriter);
     else
-      KernelBuilder(op, *view, *tiling, takeInitFill(op), partialsBuffer)
+      KernelBuilder(op, *view, *tiling, takeInitFill(op), partialsBuffer,
+                    counts, m2)
           .build(rewriter);
     rewriter.eraseOp(op);
   }

@@ -384,6 +384,90 @@ func.func @channel_sums_untouched(%x: memref<2x3x16x30xf32>, %w: memref<4x3x3x3x
 
 // -----
 
+// Tests that a convolution also marked traincc.channel_moments merges each
+// [n, f]'s stored vectors into its counts (third output) and m2 (fourth):
+// the group's lane count, its mean (its sum over the count), its squares
+// around that mean (masked-off lanes zero), then Chan's merge with the
+// running moments, whose mean is the old sum over the old count.
+// CHECK-LABEL: func.func @channel_moments
+// CHECK: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
+// CHECK: %[[OLD:.*]] = memref.load %arg3[
+// CHECK: memref.store %{{.*}}, %arg3[
+// CHECK: %[[COUNT:.*]] = arith.sitofp %{{.*}} : i64 to f32
+// CHECK: %[[ATLEAST:.*]] = arith.maximumf %[[COUNT]], %{{.*}} : f32
+// CHECK: %[[MEAN:.*]] = arith.divf %[[SUM]], %[[ATLEAST]] : f32
+// CHECK: %[[MEANS:.*]] = vector.broadcast %[[MEAN]] : f32 to vector<16xf32>
+// CHECK: %[[D:.*]] = arith.subf %{{.*}}, %[[MEANS]] : vector<16xf32>
+// CHECK: %[[C:.*]] = arith.select %{{.*}}, %[[D]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: vector.fma %[[C]], %[[C]], %{{.*}} : vector<16xf32>
+// CHECK: %[[SQUARES:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<16xf32> into f32
+// CHECK: %[[N:.*]] = memref.load %arg4[
+// CHECK: %[[Q:.*]] = memref.load %arg5[
+// CHECK: %[[TOTAL:.*]] = arith.addf %[[N]], %[[COUNT]] : f32
+// CHECK: %[[OLDMEAN:.*]] = arith.divf %[[OLD]], %{{.*}} : f32
+// CHECK: %[[DELTA:.*]] = arith.subf %[[MEAN]], %[[OLDMEAN]] : f32
+// CHECK: %[[NN:.*]] = arith.mulf %[[N]], %[[COUNT]] : f32
+// CHECK: %[[W:.*]] = arith.divf %[[NN]], %{{.*}} : f32
+// CHECK: %[[QQ:.*]] = arith.addf %[[Q]], %[[SQUARES]] : f32
+// CHECK: %[[DD:.*]] = arith.mulf %[[DELTA]], %[[DELTA]] : f32
+// CHECK: %[[DW:.*]] = arith.mulf %[[DD]], %[[W]] : f32
+// CHECK: %[[M2:.*]] = arith.addf %[[QQ]], %[[DW]] : f32
+// CHECK: memref.store %[[TOTAL]], %arg4[
+// CHECK: memref.store %[[M2]], %arg5[
+// CHECK-NOT: traincc.channel_moments
+// CHECK: return
+#in = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, c, kh, kw, ow) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, f, oh, ow)>
+#sums = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, f)>
+func.func @channel_moments(%x: memref<2x8x16x16xf32>, %w: memref<4x8x3x3xf32>, %y: memref<2x4x14x14xf32>, %s: memref<2x4xf32>, %k: memref<2x4xf32>, %q: memref<2x4xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out, #sums, #sums, #sums], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]}
+      ins(%x, %w : memref<2x8x16x16xf32>, memref<4x8x3x3xf32>) outs(%y, %s, %k, %q : memref<2x4x14x14xf32>, memref<2x4xf32>, memref<2x4xf32>, memref<2x4xf32>) attrs = {traincc.channel_moments, traincc.channel_sums} {
+  ^bb0(%a: f32, %b: f32, %acc: f32, %sum: f32, %count: f32, %m2: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r, %sum, %count, %m2 : f32, f32, f32, f32
+  }
+  return
+}
+
+// -----
+
+// Tests that a convolution with channel moments the pass does not rewrite
+// (a strided innermost input) gets nests after it that sum its outputs,
+// count them, and sum their squares around the sums over the counts.
+// CHECK-LABEL: func.func @channel_moments_untouched
+// CHECK: linalg.generic
+// CHECK-NOT: traincc.channel
+// CHECK-SAME: outs(%arg2 : memref<2x4x14x14xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg2 : memref<2x4x14x14xf32>) outs(%arg3 : memref<2x4xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg2 : memref<2x4x14x14xf32>) outs(%arg4 : memref<2x4xf32>)
+// CHECK: arith.addf %{{.*}}, %cst
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg2, %arg3, %arg4 : memref<2x4x14x14xf32>, memref<2x4xf32>, memref<2x4xf32>) outs(%arg5 : memref<2x4xf32>)
+// CHECK: arith.divf
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: return
+#in = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, c, oh + kh, 2 * ow + kw)>
+#w = affine_map<(n, f, oh, c, kh, kw, ow) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, f, oh, ow)>
+#sums = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, f)>
+func.func @channel_moments_untouched(%x: memref<2x3x16x30xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x14x14xf32>, %s: memref<2x4xf32>, %k: memref<2x4xf32>, %q: memref<2x4xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out, #sums, #sums, #sums], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]}
+      ins(%x, %w : memref<2x3x16x30xf32>, memref<4x3x3x3xf32>) outs(%y, %s, %k, %q : memref<2x4x14x14xf32>, memref<2x4xf32>, memref<2x4xf32>, memref<2x4xf32>) attrs = {traincc.channel_moments, traincc.channel_sums} {
+  ^bb0(%a: f32, %b: f32, %acc: f32, %sum: f32, %count: f32, %m2: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r, %sum, %count, %m2 : f32, f32, f32, f32
+  }
+  return
+}
+
+// -----
+
 // Tests a convolution packed with its output positions innermost
 // (traincc-pack-convolution-windows on a 4x4 stage): y[n, f, p] +=
 // x[n, k, p] * w[f, k]. The weight moves with neither the image n nor the

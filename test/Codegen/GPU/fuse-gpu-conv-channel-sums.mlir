@@ -77,6 +77,90 @@ func.func @one_tile(%x: memref<1x3x6x6xf32>, %w: memref<32x3x3x3xf32>, %y: memre
 
 // -----
 
+// Tests that the variance after the mean (squares around the partials'
+// total over the count) becomes moments of the same tiles: counts and m2
+// next to the partials, the mark traincc.channel_moments, and a second
+// stage over the tiles that adds each tile's m2 and its mean's distance
+// from the mean. A variance around a mean that goes to the runtime in
+// between (a synchronized BatchNorm's replica mean) stays.
+// CHECK-LABEL: func.func @variance
+// CHECK: %[[P:.*]] = memref.alloc() : memref<2x8xf32>
+// CHECK-NEXT: %[[K:.*]] = memref.alloc() : memref<2x8xf32>
+// CHECK-NEXT: %[[Q:.*]] = memref.alloc() : memref<2x8xf32>
+// CHECK-NEXT: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}, #[[TILES:.*]], #[[TILES]], #[[TILES]]]
+// CHECK-SAME: outs(%arg2, %[[P]], %[[K]], %[[Q]] : memref<2x8x8x8xf32>, memref<2x8xf32>, memref<2x8xf32>, memref<2x8xf32>)
+// CHECK-SAME: {traincc.channel_moments, traincc.channel_partials}
+// CHECK: ins(%[[P]] : memref<2x8xf32>) outs(%arg3 : memref<8xf32>)
+// CHECK: ins(%arg3 : memref<8xf32>) outs(%arg4 : memref<8xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}], iterator_types = ["reduction", "parallel"]}
+// CHECK-SAME: ins(%[[P]], %[[K]], %[[Q]], %arg4 : memref<2x8xf32>, memref<2x8xf32>, memref<2x8xf32>, memref<8xf32>) outs(%arg5 : memref<8xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// CHECK-LABEL: func.func @variance_kept
+// CHECK-NOT: traincc.channel_moments
+// CHECK: ins(%arg2, %arg4 : memref<2x8x8x8xf32>, memref<8xf32>) outs(%arg5 : memref<8xf32>)
+#all = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#chan = affine_map<(n, c, h, w) -> (c)>
+#vec = affine_map<(c) -> (c)>
+func.func private @replica_mean(i64)
+func.func @variance(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x8x8xf32>, %sum: memref<8xf32>, %mean: memref<8xf32>, %var: memref<8xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : memref<2x3x10x10xf32>, memref<8x3x3x3xf32>) outs(%y : memref<2x8x8x8xf32>)
+  linalg.generic {indexing_maps = [#all, #chan], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%y : memref<2x8x8x8xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%v: f32, %t: f32):
+    %a = arith.addf %t, %v : f32
+    linalg.yield %a : f32
+  }
+  %count = arith.constant 128.0 : f32
+  linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%sum : memref<8xf32>) outs(%mean : memref<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %d = arith.divf %v, %count : f32
+    linalg.yield %d : f32
+  }
+  linalg.generic {indexing_maps = [#all, #chan, #chan], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%y, %mean : memref<2x8x8x8xf32>, memref<8xf32>) outs(%var : memref<8xf32>) {
+  ^bb0(%v: f32, %m: f32, %t: f32):
+    %d = arith.subf %v, %m : f32
+    %q = arith.mulf %d, %d : f32
+    %a = arith.addf %t, %q : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+func.func @variance_kept(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x8x8xf32>, %sum: memref<8xf32>, %mean: memref<8xf32>, %var: memref<8xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : memref<2x3x10x10xf32>, memref<8x3x3x3xf32>) outs(%y : memref<2x8x8x8xf32>)
+  linalg.generic {indexing_maps = [#all, #chan], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%y : memref<2x8x8x8xf32>) outs(%sum : memref<8xf32>) {
+  ^bb0(%v: f32, %t: f32):
+    %a = arith.addf %t, %v : f32
+    linalg.yield %a : f32
+  }
+  %count = arith.constant 128.0 : f32
+  linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]}
+      ins(%sum : memref<8xf32>) outs(%mean : memref<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %d = arith.divf %v, %count : f32
+    linalg.yield %d : f32
+  }
+  %address = memref.extract_aligned_pointer_as_index %mean : memref<8xf32> -> index
+  %pointer = arith.index_cast %address : index to i64
+  call @replica_mean(%pointer) : (i64) -> ()
+  linalg.generic {indexing_maps = [#all, #chan, #chan], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%y, %mean : memref<2x8x8x8xf32>, memref<8xf32>) outs(%var : memref<8xf32>) {
+  ^bb0(%v: f32, %m: f32, %t: f32):
+    %d = arith.subf %v, %m : f32
+    %q = arith.mulf %d, %d : f32
+    %a = arith.addf %t, %q : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
 // Tests what is left alone: a convolution too small for a tiled kernel
 // (N = 4), a grouped convolution (its group loop is a batch of the GEMM
 // view, and the output's second index), an output written again before

@@ -232,6 +232,97 @@ func.func @channel_partials(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, 
 
 // -----
 
+// Tests that a convolution also marked traincc.channel_moments computes
+// the moments of the same partials: each thread also stores the count of
+// its outputs in range and their squares around their own mean (the
+// sum over the count), in two more 16 x 16 shared buffers; after the
+// barrier, thread t merges the 16 rows of column t in order with Chan's
+// formula (the means' squared distance weighted by n * n' / (n + n')) and
+// stores the block's sum, count and m2 at [block x, channel].
+// CHECK-LABEL: func.func @channel_moments
+// CHECK-SAME: %[[P:[^:]*]]: memref<2x8xf32>, %[[K:[^:]*]]: memref<2x8xf32>, %[[Q:[^:]*]]: memref<2x8xf32>)
+// CHECK: gpu.launch blocks(%[[BX:[^,]*]], {{.*}} threads(%[[T:[^,]*]],
+// CHECK-SAME: %[[SP:[^ ]*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[SK:[^ ]*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[SQ:[^ ]*]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
+// CHECK: memref.store %[[SUM:.*]], %[[SP]][
+// CHECK: %[[AT_LEAST:.*]] = arith.maximumf %[[COUNT:.*]], %{{.*}} : f32
+// CHECK: %[[MEAN:.*]] = arith.divf %[[SUM]], %[[AT_LEAST]] : f32
+// CHECK: %[[D:.*]] = arith.subf %{{.*}}, %[[MEAN]] : f32
+// CHECK: %[[C:.*]] = arith.select %{{.*}}, %[[D]], %{{.*}} : f32
+// CHECK: arith.mulf %[[C]], %[[C]] : f32
+// CHECK: memref.store %[[COUNT]], %[[SK]][
+// CHECK: memref.store %{{.*}}, %[[SQ]][
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for %{{.*}} = %c1 to %c16 step %c1 iter_args(%[[S:.*]] = %{{.*}}, %[[N:.*]] = %{{.*}}, %[[M:.*]] = %{{.*}}) -> (f32, f32, f32)
+// CHECK: %[[RS:.*]] = memref.load %[[SP]]
+// CHECK: %[[RN:.*]] = memref.load %[[SK]]
+// CHECK: %[[RM:.*]] = memref.load %[[SQ]]
+// CHECK: %[[NEWS:.*]] = arith.addf %[[S]], %[[RS]] : f32
+// CHECK: %[[MA:.*]] = arith.divf %[[S]],
+// CHECK: %[[MR:.*]] = arith.divf %[[RS]],
+// CHECK: %[[DELTA:.*]] = arith.subf %[[MR]], %[[MA]] : f32
+// CHECK: %[[NEWN:.*]] = arith.addf %[[N]], %[[RN]] : f32
+// CHECK: %[[NN:.*]] = arith.mulf %[[N]], %[[RN]] : f32
+// CHECK: %[[W:.*]] = arith.divf %[[NN]],
+// CHECK: %[[BOTH:.*]] = arith.addf %[[M]], %[[RM]] : f32
+// CHECK: %[[DD:.*]] = arith.mulf %[[DELTA]], %[[DELTA]] : f32
+// CHECK: %[[SPREAD:.*]] = arith.mulf %[[DD]], %[[W]] : f32
+// CHECK: %[[NEWM:.*]] = arith.addf %[[BOTH]], %[[SPREAD]] : f32
+// CHECK: scf.yield %[[NEWS]], %[[NEWN]], %[[NEWM]] : f32, f32, f32
+// CHECK: memref.store %{{.*}}#0, %[[P]][%[[BX]],
+// CHECK: memref.store %{{.*}}#1, %[[K]][%[[BX]],
+// CHECK: memref.store %{{.*}}#2, %[[Q]][%[[BX]],
+// CHECK-NOT: linalg
+// CHECK: return
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#tiles = affine_map<(n, f, oh, ow, c, kh, kw) -> ((n * 64 + oh * 8 + ow) floordiv 64, f)>
+func.func @channel_moments(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x8x8xf32>, %p: memref<2x8xf32>, %k: memref<2x8xf32>, %q: memref<2x8xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out, #tiles, #tiles, #tiles], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x3x10x10xf32>, memref<8x3x3x3xf32>) outs(%y, %p, %k, %q : memref<2x8x8x8xf32>, memref<2x8xf32>, memref<2x8xf32>, memref<2x8xf32>) attrs = {traincc.channel_moments, traincc.channel_partials} {
+  ^bb0(%a: f32, %b: f32, %acc: f32, %s: f32, %n: f32, %m2: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r, %s, %n, %m2 : f32, f32, f32, f32
+  }
+  return
+}
+
+// -----
+
+// Tests that a convolution with moments too small for a tiled kernel
+// (N = 4) gets, after it, the partials' sum, then the counts (one per
+// output) and the squares around the sums over the counts, each zero
+// filled first.
+// CHECK-LABEL: func.func @moments_too_small
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%arg2 : memref<1x4x4x4xf32>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg3 : memref<1x4xf32>)
+// CHECK: ins(%arg2 : memref<1x4x4x4xf32>) outs(%arg3 : memref<1x4xf32>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg4 : memref<1x4xf32>)
+// CHECK: ins(%arg2 : memref<1x4x4x4xf32>) outs(%arg4 : memref<1x4xf32>)
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg5 : memref<1x4xf32>)
+// CHECK: ins(%arg2, %arg3, %arg4 : memref<1x4x4x4xf32>, memref<1x4xf32>, memref<1x4xf32>) outs(%arg5 : memref<1x4xf32>)
+// CHECK: arith.divf
+// CHECK-NOT: traincc.channel
+// CHECK: return
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#one = affine_map<(n, f, oh, ow, c, kh, kw) -> (0, f)>
+func.func @moments_too_small(%x: memref<1x3x6x6xf32>, %w: memref<4x3x3x3xf32>, %y: memref<1x4x4x4xf32>, %p: memref<1x4xf32>, %k: memref<1x4xf32>, %q: memref<1x4xf32>) {
+  linalg.generic {indexing_maps = [#in, #w, #out, #one, #one, #one], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x3x6x6xf32>, memref<4x3x3x3xf32>) outs(%y, %p, %k, %q : memref<1x4x4x4xf32>, memref<1x4xf32>, memref<1x4xf32>, memref<1x4xf32>) attrs = {traincc.channel_moments, traincc.channel_partials} {
+  ^bb0(%a: f32, %b: f32, %acc: f32, %s: f32, %n: f32, %m2: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r, %s, %n, %m2 : f32, f32, f32, f32
+  }
+  return
+}
+
+// -----
+
 // Tests the marked convolutions whose partials the kernel does not
 // compute: one too small for a tiled kernel (N = 4), and one whose
 // partials are not the kernel's tiles (32 positions each). Each becomes the

@@ -72,6 +72,14 @@ def PackConvolutionWindowsPass
     them into one long loop. The arithmetic is unchanged; the buffer is
     allocated before the op and freed after it.
 
+    A filter gradient's packed buffer has its input channels and kernel
+    offsets innermost, like dw. Where they number a multiple of 4 vectors
+    (K of them), it is packed in panels of 4 vectors instead,
+    [K / panel, ..., panel], and the contraction gains an outermost
+    parallel loop over the panels (dw viewed as [.., K / panel, panel]):
+    `traincc-vectorize-contractions` then blocks many images per panel in
+    the cache, where the plain layout let one image's whole K fill it.
+
     Convolutions with dynamic loop ranges, and copies larger than
     `max-bytes`, are left alone. Run it after
     `linalg-generalize-named-ops`, before
@@ -111,7 +119,8 @@ def CollapseContiguousLoopsPass
 def FuseConvChannelSumsPass
     : Pass<"traincc-fuse-conv-channel-sums", "mlir::ModuleOp"> {
   let summary = "Moves the per-channel sum of a convolution's output (a "
-                "BatchNorm mean) into the convolution's epilogue";
+                "BatchNorm mean), and the variance's squares after it, into "
+                "the convolution's epilogue";
   let description = [{
     Finds, on buffers, a multiply-add `linalg.generic` (the convolutions
     `traincc-vectorize-contractions` rewrites; innermost loop parallel,
@@ -128,12 +137,23 @@ def FuseConvChannelSumsPass
     that does). The sum becomes `init[c] += sums[n, c]` over n in order,
     and `sums` is freed after it.
 
+    When the sum is followed by BatchNorm's variance, `init[c] += (x[n, c,
+    ...] - mean[c])^2` with `mean` the sum divided by the count (and no op
+    in between that may write the output, the sum or the mean: a
+    synchronized BatchNorm's replica mean keeps it apart), the convolution
+    also gets `counts` and `m2` (zero-filled `memref<N x C x f32>`) and the
+    mark `traincc.channel_moments`: the vectorizer merges each tile's
+    count, mean and squares around that mean into them (Chan et al.'s
+    parallel formula, so no large sums cancel when |mean| >> std), and the
+    variance becomes `init[c] += m2[n, c] + counts[n, c] * (sums[n, c] /
+    counts[n, c] - mean[c])^2` over n in order.
+
     Each [n, c] is summed by the thread that computes image n, in the
     order of the static register tile, so results do not depend on the
-    number of threads; they differ from the separate sum's only in where
+    number of threads; they differ from the separate sums' only in where
     rounding happens. Sums of other shapes (not over every index but the
-    second, or with other inputs: BatchNorm's variance around the mean),
-    and outputs written again before the sum, are left alone. Run it after
+    second, or a variance without the mean's sum before it), and outputs
+    written again before the sum, are left alone. Run it after
     `traincc-order-loops-for-vectorization`, before
     `traincc-plan-step-memory` (which places `sums`) and
     `traincc-outline-parallel-loops`.
@@ -368,6 +388,15 @@ def VectorizeInterleavedWindowsPass
     order of `k`, which must come after every other reduction loop), and a
     row output is interleaved back by shuffles and stored contiguously; an
     output along `v` only (a reduction over `k`) is stored once per chunk.
+    Short static reduction loops outside `k` (the window's height; 16
+    iterations at most) are unrolled inside each chunk when every output
+    is such a sum, so that it is loaded and stored once per window. The
+    other loops run around the chunks outermost first by how far a step of
+    each moves the operands in memory (reductions keeping their order), and
+    when a sum's chunks of one step of the innermost of them reach the next
+    step's output (7-wide rows in vectors of 8), that loop runs its even
+    steps, then its odd ones: a masked load right after an overlapping
+    masked store waits for it.
     Elements are read and written through flat views of the buffers
     (`memref.extract_strided_metadata`, `memref.reinterpret_cast`).
 

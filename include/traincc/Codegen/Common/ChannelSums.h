@@ -1,13 +1,14 @@
-//===- ChannelSums.h - a BatchNorm mean's sum in a conv's epilogue -*- C++ -*-//
+//===- ChannelSums.h - BatchNorm statistics in a conv epilogue -*- C++ -*-===//
 //
 // A training BatchNorm after a convolution starts with the per-channel sum
 // of the convolution's output (its mean), which reads the whole output back
 // right after the convolution stored it. The CPU's
 // traincc-fuse-conv-channel-sums and the GPU's
 // traincc-fuse-gpu-conv-channel-sums both let the convolution add its
-// outputs into partial sums while they are in registers; this is the part
-// they share: which sum to take, and the small second stage that replaces
-// it.
+// outputs into partial sums while they are in registers, and the CPU's
+// also the variance's squares (as partial moments); this is the part they
+// share: which sums to take, and the small second stages that replace
+// them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,25 +27,47 @@ namespace traincc::codegen {
 /// write the output. Null if there is none.
 mlir::linalg::GenericOp findChannelSum(mlir::linalg::LinalgOp producer);
 
+/// The variance's sum that can move into `producer`'s epilogue with `sum`
+/// (findChannelSum's): the first op after `sum` that is `init[c] += (x[n,
+/// c, ...] - mean[c])^2` (f32, `x` as for findChannelSum), where `mean` is
+/// written by the one-input op that first reads `sum`'s result (the
+/// division by the count), with no op in between that may write the
+/// output, that result or the mean. A synchronized BatchNorm's mean goes
+/// to the runtime through a pointer in between, so it is never found.
+/// Null if there is none. Call it before replaceChannelSum.
+mlir::linalg::GenericOp findChannelVariance(mlir::linalg::LinalgOp producer,
+                                            mlir::linalg::GenericOp sum);
+
 /// Replaces `sum` (a findChannelSum result) by its second stage,
 /// `init[c] += partials[p, c]` with p a reduction loop, in order; returns
 /// that op.
 mlir::linalg::GenericOp replaceChannelSum(mlir::linalg::GenericOp sum,
                                           mlir::Value partials);
 
-/// `op` (one output) rebuilt before it with `sums` as a second output,
-/// indexed by `sumsMap`, that its body passes through; its discardable
+/// Replaces `variance` (a findChannelVariance result) by its second stage
+/// from per-[p, c] partials (sum, count, sum of squares around the
+/// partial's own mean): `init[c] += m2[p, c] + counts[p, c] * (sums[p, c] /
+/// counts[p, c] - mean[c])^2` with p a reduction loop, in order; returns
+/// that op.
+mlir::linalg::GenericOp replaceChannelVariance(mlir::linalg::GenericOp variance,
+                                               mlir::Value sums,
+                                               mlir::Value counts,
+                                               mlir::Value m2);
+
+/// `op` (one output) rebuilt before it with `sums` as further outputs,
+/// indexed by `sumsMaps`, that its body passes through; its discardable
 /// attributes stay and `mark` says what the back end computes into `sums`.
 /// Erases `op`.
-mlir::linalg::GenericOp addChannelSumsOutput(mlir::linalg::GenericOp op,
-                                             mlir::Value sums,
-                                             mlir::AffineMap sumsMap,
-                                             llvm::StringRef mark);
+mlir::linalg::GenericOp
+addChannelSumsOutput(mlir::linalg::GenericOp op, mlir::ValueRange sums,
+                     llvm::ArrayRef<mlir::AffineMap> sumsMaps,
+                     llvm::StringRef mark);
 
-/// The reverse of addChannelSumsOutput: `op` without its second output and
-/// without `mark`. Erases `op`.
-mlir::linalg::GenericOp dropChannelSumsOutput(mlir::linalg::GenericOp op,
-                                              llvm::StringRef mark);
+/// The reverse of addChannelSumsOutput: `op` with its first output alone
+/// and without `marks`. Erases `op`.
+mlir::linalg::GenericOp
+dropChannelSumsOutput(mlir::linalg::GenericOp op,
+                      llvm::ArrayRef<llvm::StringRef> marks);
 
 } // namespace traincc::codegen
 

@@ -34,8 +34,17 @@ def FuseGPUConvChannelSumsPass
     column add theirs through shared memory in a fixed order, and one
     thread per channel stores the partial. No float atomics, so results
     are the same on every run; they differ from the separate sum's only in
-    where rounding happens. The output is then no longer read for the mean
-    (BatchNorm's variance, a sum around the mean, still reads it).
+    where rounding happens. The output is then no longer read for the mean.
+
+    When BatchNorm's variance follows the sum (found by the same code as
+    on the CPU: `init[c] += (x - mean[c])^2` around the sum divided by
+    the count, nothing writing the output, the sum or the mean in between,
+    so never a synchronized BatchNorm's), the contraction also gets
+    `counts` and `m2`, indexed like `partials`, and the mark
+    `traincc.channel_moments`: each tile's count and squares around its
+    own mean, so no large sums cancel. The variance becomes `init[c] +=
+    m2[p, c] + counts[p, c] * (partials[p, c] / counts[p, c] - mean[c])^2`
+    over p in order, and the output is not read again for statistics.
     Grouped convolutions (batch loops), convolutions that
     `traincc-split-gpu-reductions` splits along K (their partial GEMMs
     give the GPU more blocks), outputs written again before the sum and
@@ -167,10 +176,15 @@ def TileGPUContractionsPass
     thread adds its outputs in range of each channel, stores the sums in a
     16 x TN shared buffer (one row per thread holding that channel), and
     after a barrier one thread per channel adds the 16 rows in order and
-    stores the block's partial (blocks along M are the tiles). A marked op
-    this pass does not tile that way (too small, or tiles that are not the
-    partials') becomes the contraction alone followed by a zero fill and a
-    sum of its output into the partials.
+    stores the block's partial (blocks along M are the tiles). With
+    `traincc.channel_moments`, each thread also stores the count of its
+    outputs and their squares around their mean, and the thread per
+    channel merges the 16 rows with Chan et al.'s formula in the same
+    order into the block's count and m2. A marked op this pass does not
+    tile that way (too small, or tiles that are not the partials') becomes
+    the contraction alone followed by zero fills and loop nests that sum
+    its output into the partials (and count it and sum its squares around
+    the partials' means).
 
     Tensor cores (`tensor-cores`, on by default): a contraction whose body
     is `out + extf(a) * extf(b)` with f16 or bf16 inputs and an f32 output
