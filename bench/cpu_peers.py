@@ -46,7 +46,8 @@ each peer's step, against a fused multiply-add probe (a C program built
 with the system compiler: 12 independent chains of 512-bit FMAs, or
 256-bit without AVX-512; best of 3 runs, times the threads). Then
 traincc's micro_step by kernel class (convolution forward, data and filter
-gradients, matmul, pooling, reductions, elementwise, copies), from a second
+gradients, matmul, pooling, reductions, elementwise, copies, and the time
+of the step call outside every kernel), from a second
 trainer built with `traincc --profile-kernels`: each class's GFLOP/s
 against the FMA probe, and the memory-bound classes' GB/s against a
 memory probe (a triad over three 64 MiB arrays on the same threads).
@@ -430,6 +431,10 @@ def kernel_classes(args, onnx_path, cfg, work, data, steps):
             in_micro = False
         elif in_micro and "slowest kernels" in line:
             in_micro = False
+        elif in_micro and line.strip().startswith("outside kernels:"):
+            # "  outside kernels: 0.286 ms per call (0.0% of ...)": the
+            # step call's time that no kernel timer saw.
+            classes["outside kernels"] = (float(line.split()[2]), 0.0, 0.0)
         elif in_micro:
             # "  conv forward   2   412.345  25.6%  145.2  5.6"
             fields = line.split()
@@ -582,7 +587,9 @@ def print_kernel_classes(results, threads, peak, bandwidth):
             continue
         total = sum(ms for ms, _, _ in classes.values())
         for kind, (ms, gflops, gbs) in classes.items():
-            if kind.startswith("conv") or kind == "matmul":
+            if kind == "outside kernels":
+                share = "thread hand-offs, the step's own scalar code"
+            elif kind.startswith("conv") or kind == "matmul":
                 share = (f"{100 * gflops / (peak * threads):5.1f}% of FMA "
                          "peak" if peak else "")
             else:

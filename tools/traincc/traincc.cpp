@@ -95,8 +95,9 @@ static cl::opt<bool> profileKernels(
              "(the loop nests --report lists): the trainer then prints, when "
              "it exits, the time, GFLOP/s and GB/s of each kernel class "
              "(convolution forward, data and filter gradients, matmul, "
-             "pooling, reductions, elementwise, copies) and the slowest "
-             "kernels, numbered as in --report"),
+             "pooling, reductions, elementwise, copies), the step time "
+             "outside every kernel, and the slowest kernels, numbered as in "
+             "--report"),
     cl::cat(category));
 static cl::opt<unsigned> optLevel(
     "O",

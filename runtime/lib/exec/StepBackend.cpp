@@ -3,6 +3,7 @@
 #include "traincc/runtime/exec/StepBackend.h"
 
 #include "traincc/runtime/exec/GpuExecutor.h"
+#include "traincc/runtime/support/KernelProfile.h"
 
 #include <algorithm>
 
@@ -21,6 +22,7 @@ public:
   Error microStep(const void *input, const void *target, float gradScale,
                   uint64_t seed) override {
     float loss = 0;
+    StepCallTimer timer(0);
     model_.abi->micro_step(memory_.state.data(), memory_.workspace.data(),
                            input, target, gradScale, seed, &loss);
     losses_.push_back(loss);
@@ -32,12 +34,14 @@ public:
     return Error::success();
   }
   Error applyStep(float lr, int64_t step) override {
+    StepCallTimer timer(1);
     model_.abi->apply_step(memory_.state.data(), memory_.workspace.data(), lr,
                            step);
     return Error::success();
   }
   Error evalStep(const void *input, const void *target, float *output,
                  float *losses) override {
+    StepCallTimer timer(2);
     model_.abi->eval_step(memory_.state.data(), memory_.workspace.data(),
                           input, target, output, losses);
     return Error::success();

@@ -36,9 +36,17 @@ struct KernelTotal {
   double secondsPerCall() const { return calls ? seconds / calls : 0; }
 };
 
+/// The whole calls of one step function, kernels and all.
+struct StepCalls {
+  double seconds = 0;
+  uint64_t calls = 0; // timed calls: the first one is left out
+  bool seen = false;
+};
+
 struct Profile {
   std::mutex mutex;
   std::vector<KernelTotal> steps[kSteps];
+  StepCalls stepCalls[kSteps];
 };
 
 Profile &profile() {
@@ -53,7 +61,8 @@ double rate(double amount, double seconds) {
 }
 
 void printStep(std::FILE *out, const char *name,
-               const std::vector<KernelTotal> &kernels) {
+               const std::vector<KernelTotal> &kernels,
+               const StepCalls &stepCalls) {
   struct ClassTotal {
     unsigned kernels = 0;
     double seconds = 0, flops = 0, bytes = 0;
@@ -84,6 +93,14 @@ void printStep(std::FILE *out, const char *name,
                  kClassNames[k], c.kernels, c.seconds * 1e3,
                  total > 0 ? 100 * c.seconds / total : 0,
                  rate(c.flops, c.seconds), rate(c.bytes, c.seconds));
+  }
+  if (stepCalls.calls) {
+    double step = stepCalls.seconds / double(stepCalls.calls);
+    std::fprintf(out,
+                 "  outside kernels: %.3f ms per call (%.1f%% of the whole "
+                 "call's %.3f ms)\n",
+                 (step - total) * 1e3,
+                 step > 0 ? 100 * (step - total) / step : 0, step * 1e3);
   }
   std::vector<size_t> order(kernels.size());
   std::iota(order.begin(), order.end(), size_t(0));
@@ -119,9 +136,22 @@ bool printKernelProfile(std::FILE *out) {
       std::fprintf(out, "kernel times (traincc --profile-kernels; the first "
                         "call of each kernel is left out):\n");
     printed = true;
-    printStep(out, kStepNames[step], kernels);
+    printStep(out, kStepNames[step], kernels, p.stepCalls[step]);
   }
   return printed;
+}
+
+void recordStepCall(int step, double seconds) {
+  if (step < 0 || step >= kSteps)
+    return;
+  Profile &p = profile();
+  std::lock_guard<std::mutex> lock(p.mutex);
+  StepCalls &calls = p.stepCalls[step];
+  if (calls.seen) {
+    calls.seconds += seconds;
+    ++calls.calls;
+  }
+  calls.seen = true;
 }
 
 } // namespace traincc::rt
