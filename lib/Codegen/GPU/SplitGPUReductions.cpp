@@ -66,6 +66,71 @@ int64_t stripParts(int64_t terms) {
   return parts;
 }
 
+/// The limits under which a sum that is not a contraction is split: the
+/// pass's options.
+struct SumSplitLimits {
+  int64_t maxOutputs, minReduction, blockSize;
+};
+
+/// A split of a sum along its loop `dim` into `parts`: in two stages
+/// (partials per position of `dim`, then their sum), or, where `dim` is
+/// the only reduction loop, first strip-mined into `parts` x R / parts.
+struct ReductionSplit {
+  unsigned dim;
+  int64_t parts;
+  bool stripMine;
+};
+
+/// The split the pass makes of the sum `op`, from its shapes alone; none if
+/// it leaves `op` whole. Sums that are not contractions are split under
+/// `sumLimits`, or never when it is null. One decision for the pass and
+/// for splitsAlongK, so that the channel-sum fusion cannot disagree with
+/// what is later split.
+std::optional<ReductionSplit> planSplit(linalg::LinalgOp op,
+                                        const SumSplitLimits *sumLimits) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!op.getMatchingIndexingMap(init).isProjectedPermutation())
+    return std::nullopt;
+  // Sums with contractions' reuse are sized as the GEMM they are.
+  GemmView view = groupLoops(op);
+  int64_t outputs = view.outputs(), terms = view.terms();
+  const unsigned *splitDim =
+      llvm::find_if(view.k, [&](unsigned dim) { return ranges[dim] > 1; });
+  if (splitDim == view.k.end())
+    return std::nullopt;
+  Type element = cast<MemRefType>(init->get().getType()).getElementType();
+  bool contraction = reusesInputs(op);
+  if (terms == ranges[*splitDim]) {
+    // One reduction loop (a flattened classifier's K): a contraction is
+    // split along it in parts of kSplitKTerms or more terms.
+    if (!contraction)
+      return std::nullopt;
+    int64_t parts = stripParts(terms);
+    if (parts == 1 || !worthSplitK(outputs, terms, parts, element))
+      return std::nullopt;
+    return ReductionSplit{*splitDim, parts, /*stripMine=*/true};
+  }
+  int64_t parts = ranges[*splitDim];
+  if (contraction) {
+    if (!worthSplitK(outputs, terms, parts, element))
+      return std::nullopt;
+  } else {
+    if (!sumLimits || outputs >= sumLimits->maxOutputs ||
+        terms < sumLimits->minReduction)
+      return std::nullopt;
+    // Whole, the sum gets a block per output. Split, its partials get a
+    // block each if they are long enough, else a thread each: worth it
+    // only if that is more threads.
+    if (terms / parts < sumLimits->blockSize &&
+        parts < 2 * sumLimits->blockSize)
+      return std::nullopt;
+  }
+  return ReductionSplit{*splitDim, parts, /*stripMine=*/false};
+}
+
 struct SplitGPUReductionsPass
     : public traincc::impl::SplitGPUReductionsPassBase<SplitGPUReductionsPass> {
   using SplitGPUReductionsPassBase::SplitGPUReductionsPassBase;
@@ -188,50 +253,19 @@ struct SplitGPUReductionsPass
   }
 
   void split(linalg::LinalgOp op) {
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (llvm::any_of(ranges, ShapedType::isDynamic))
+    SumSplitLimits limits{maxOutputs, minReduction, blockSize};
+    std::optional<ReductionSplit> plan = planSplit(op, &limits);
+    if (!plan)
       return;
-    OpOperand *init = op.getDpsInitOperand(0);
-    if (!op.getMatchingIndexingMap(init).isProjectedPermutation())
+    linalg::GenericOp whole = generic(op);
+    if (!whole)
       return;
-    // Sums with contractions' reuse are sized as the GEMM they are.
-    GemmView view = groupLoops(op);
-    int64_t outputs = view.outputs(), terms = view.terms();
-    const unsigned *splitDim =
-        llvm::find_if(view.k, [&](unsigned dim) { return ranges[dim] > 1; });
-    if (splitDim == view.k.end())
-      return;
-    Type element = cast<MemRefType>(init->get().getType()).getElementType();
-    if (terms == ranges[*splitDim]) {
-      // One reduction loop (a flattened classifier's K): a contraction is
-      // split along it in parts of kSplitKTerms or more terms.
-      if (!reusesInputs(op))
-        return;
-      int64_t parts = stripParts(terms);
-      if (parts == 1 || !worthSplitK(outputs, terms, parts, element))
-        return;
-      linalg::GenericOp whole = generic(op);
-      if (!whole)
-        return;
-      if (linalg::GenericOp mined = stripMine(whole, *splitDim, parts))
-        split(mined);
+    if (!plan->stripMine) {
+      splitInTwoStages(whole, plan->dim);
       return;
     }
-    int64_t parts = ranges[*splitDim];
-    if (reusesInputs(op)) {
-      if (!worthSplitK(outputs, terms, parts, element))
-        return;
-    } else {
-      if (outputs >= maxOutputs || terms < minReduction)
-        return;
-      // Whole, the sum gets a block per output. Split, its partials get a
-      // block each if they are long enough, else a thread each: worth it
-      // only if that is more threads.
-      if (terms / parts < blockSize && parts < 2 * blockSize)
-        return;
-    }
-    if (linalg::GenericOp whole = generic(op))
-      splitInTwoStages(whole, *splitDim);
+    if (linalg::GenericOp mined = stripMine(whole, plan->dim, plan->parts))
+      split(mined);
   }
 
   /// Replaces `whole` by two sums: stage 1 sums into a partial result per
@@ -292,23 +326,7 @@ struct SplitGPUReductionsPass
 } // namespace
 
 bool traincc::gpu_kernels::splitsAlongK(linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() == 0 || !isSumIntoOutput(op) ||
-      !reusesInputs(op))
-    return false;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  OpOperand *init = op.getDpsInitOperand(0);
-  if (llvm::any_of(ranges, ShapedType::isDynamic) ||
-      !op.getMatchingIndexingMap(init).isProjectedPermutation())
-    return false;
-  GemmView view = groupLoops(op);
-  const unsigned *splitDim =
-      llvm::find_if(view.k, [&](unsigned dim) { return ranges[dim] > 1; });
-  if (splitDim == view.k.end())
-    return false;
-  Type element = cast<MemRefType>(init->get().getType()).getElementType();
-  int64_t terms = view.terms();
-  int64_t parts =
-      terms == ranges[*splitDim] ? stripParts(terms) : ranges[*splitDim];
-  return parts > 1 && worthSplitK(view.outputs(), terms, parts, element);
+  return op.hasPureBufferSemantics() && op.getNumDpsInits() == 1 &&
+         op.getNumReductionLoops() > 0 && isSumIntoOutput(op) &&
+         planSplit(op, /*sumLimits=*/nullptr).has_value();
 }
