@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 
 namespace traincc {
 #define GEN_PASS_DEF_PACKCONVOLUTIONWINDOWSPASS
@@ -190,6 +191,9 @@ struct PackConvolutionWindowsPass
     if (elements * (element.getIntOrFloatBitWidth() / 8) > maxBytes)
       return;
 
+    if (packInPanels(rewriter, op, windowed, loops, trailing))
+      return;
+
     MLIRContext *context = op.getContext();
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
@@ -227,6 +231,165 @@ struct PackConvolutionWindowsPass
     });
     rewriter.setInsertionPointAfter(op);
     memref::DeallocOp::create(rewriter, loc, packed);
+  }
+
+  /// A filter gradient (its output innermost along the packed buffer's
+  /// `trailing` loops: input channels and kernel offsets, K of them) packed
+  /// in panels of P = 4 vectors of K: the buffer indexed [K / P, the other
+  /// loops of `loops`..., P], the contraction over (panel, its own loops
+  /// but `trailing`..., lane) writing dw viewed as [.., K / P, P]. Packed
+  /// plainly, the vectorizer's tile of dw walks all of K for each group of
+  /// output channels, so one image's packed input (295 KB in a 4x4 ResNet
+  /// stage) is all a block of the cache holds: dw goes through memory once
+  /// per image. Per panel, the images' P-wide rows are next to each other;
+  /// the vectorizer puts the panel loop outermost and blocks a dozen images
+  /// in the cache, and dw goes through memory a dozen times less often
+  /// (Zen 4, one thread: 82 -> 92 GFLOP/s on the 512-channel stage's
+  /// filter gradient). Each output still adds its terms in the same order.
+  /// False (nothing changed) where K is not a multiple of P or a loop of
+  /// `trailing` is an output position or moves another input.
+  bool packInPanels(RewriterBase &rewriter, linalg::GenericOp op,
+                    const Windowed &windowed, ArrayRef<unsigned> loops,
+                    ArrayRef<unsigned> trailing) {
+    if (trailing.empty())
+      return false;
+    for (const WindowIndex &window : windowed.windows)
+      if (llvm::is_contained(trailing, window.spatial))
+        return false;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t panel = 4 * vectorWidth;
+    int64_t width = 1;
+    for (unsigned loop : trailing)
+      width *= ranges[loop];
+    if (width <= panel || width % panel != 0)
+      return false;
+    OpOperand &input = *op.getDpsInputOperand(windowed.input);
+    OpOperand &other = *op.getDpsInputOperand(1 - windowed.input);
+    OpOperand &output = *op.getDpsInitOperand(0);
+    AffineMap otherMap = op.getMatchingIndexingMap(&other);
+    AffineMap outputMap = op.getMatchingIndexingMap(&output);
+    auto outputType = cast<MemRefType>(output.get().getType());
+    if (llvm::any_of(trailing,
+                     [&](unsigned loop) {
+                       return otherMap.isFunctionOfDim(loop);
+                     }) ||
+        !outputType.getLayout().isIdentity() ||
+        outputMap.getNumResults() <= trailing.size())
+      return false;
+
+    MLIRContext *context = op.getContext();
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    // The copy's loops: panel, the packed buffer's other loops, lane.
+    SmallVector<unsigned> outer;
+    for (unsigned loop : loops)
+      if (!llvm::is_contained(trailing, loop))
+        outer.push_back(loop);
+    unsigned copyLoops = outer.size() + 2;
+    SmallVector<int64_t> shape = {width / panel};
+    for (unsigned loop : outer)
+      shape.push_back(ranges[loop]);
+    shape.push_back(panel);
+    Type element = cast<MemRefType>(input.get().getType()).getElementType();
+    Value packed = memref::AllocOp::create(
+        rewriter, loc, MemRefType::get(shape, element));
+    SmallVector<AffineExpr> toCopyLoops(op.getNumLoops(),
+                                        getAffineConstantExpr(0, context));
+    for (auto [position, loop] : llvm::enumerate(outer))
+      toCopyLoops[loop] = getAffineDimExpr(position + 1, context);
+    // Each trailing loop's index is a digit of panel * P + lane, in the
+    // mixed radix of their ranges (dw's layout).
+    AffineExpr flat = getAffineDimExpr(0, context) * panel +
+                      getAffineDimExpr(copyLoops - 1, context);
+    int64_t below = width;
+    for (unsigned loop : trailing) {
+      below /= ranges[loop];
+      AffineExpr digit = flat.floorDiv(below);
+      toCopyLoops[loop] = loop == trailing.front() ? digit
+                                                   : digit % ranges[loop];
+    }
+    AffineMap readMap = op.getMatchingIndexingMap(&input).replaceDimsAndSymbols(
+        toCopyLoops, {}, copyLoops, 0);
+    linalg::GenericOp::create(
+        rewriter, loc, ValueRange{input.get()}, ValueRange{packed},
+        ArrayRef<AffineMap>{
+            readMap, AffineMap::getMultiDimIdentityMap(copyLoops, context)},
+        SmallVector<utils::IteratorType>(copyLoops,
+                                         utils::IteratorType::parallel),
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          linalg::YieldOp::create(b, loc, args[0]);
+        });
+
+    // The contraction's loops: panel, its own but `trailing` in order, lane.
+    SmallVector<unsigned> kept;
+    for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
+      if (!llvm::is_contained(trailing, loop))
+        kept.push_back(loop);
+    unsigned numLoops = kept.size() + 2;
+    SmallVector<AffineExpr> renumber(op.getNumLoops(),
+                                     getAffineConstantExpr(0, context));
+    for (auto [position, loop] : llvm::enumerate(kept))
+      renumber[loop] = getAffineDimExpr(position + 1, context);
+    AffineExpr panelDim = getAffineDimExpr(0, context);
+    AffineExpr laneDim = getAffineDimExpr(numLoops - 1, context);
+    SmallVector<AffineExpr> packedExprs = {panelDim};
+    for (unsigned loop : outer)
+      packedExprs.push_back(renumber[loop]);
+    packedExprs.push_back(laneDim);
+    // dw viewed with its trailing axes as [K / P, P].
+    unsigned lead = outputMap.getNumResults() - trailing.size();
+    SmallVector<ReassociationIndices> collapse;
+    for (unsigned axis = 0; axis < lead; ++axis)
+      collapse.push_back({int64_t(axis)});
+    collapse.push_back({});
+    for (unsigned axis = lead; axis < outputMap.getNumResults(); ++axis)
+      collapse.back().push_back(axis);
+    Value flatOutput =
+        memref::CollapseShapeOp::create(rewriter, loc, output.get(), collapse);
+    SmallVector<ReassociationIndices> expand;
+    for (unsigned axis = 0; axis < lead; ++axis)
+      expand.push_back({int64_t(axis)});
+    expand.push_back({int64_t(lead), int64_t(lead) + 1});
+    SmallVector<int64_t> panelShape(outputType.getShape().take_front(lead));
+    panelShape.append({width / panel, panel});
+    Value panelOutput = memref::ExpandShapeOp::create(
+        rewriter, loc, MemRefType::get(panelShape, outputType.getElementType()),
+        flatOutput, expand);
+    SmallVector<AffineExpr> outputExprs;
+    for (AffineExpr expr : outputMap.getResults().take_front(lead))
+      outputExprs.push_back(expr.replaceDims(renumber));
+    outputExprs.append({panelDim, laneDim});
+
+    SmallVector<Value> inputs(2);
+    SmallVector<AffineMap> maps(3);
+    inputs[windowed.input] = packed;
+    maps[windowed.input] = AffineMap::get(numLoops, 0, packedExprs, context);
+    inputs[1 - windowed.input] = other.get();
+    maps[1 - windowed.input] = AffineMap::get(
+        numLoops, 0,
+        llvm::map_to_vector(otherMap.getResults(),
+                            [&](AffineExpr expr) {
+                              return expr.replaceDims(renumber);
+                            }),
+        context);
+    maps[2] = AffineMap::get(numLoops, 0, outputExprs, context);
+    auto iterators = op.getIteratorTypesArray();
+    SmallVector<utils::IteratorType> newIterators = {
+        utils::IteratorType::parallel};
+    for (unsigned loop : kept)
+      newIterators.push_back(iterators[loop]);
+    newIterators.push_back(utils::IteratorType::parallel);
+    auto blocked = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{}, inputs, ValueRange{panelOutput}, maps,
+        newIterators);
+    rewriter.inlineRegionBefore(op.getRegion(), blocked.getRegion(),
+                                blocked.getRegion().end());
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      blocked->setAttr(attr.getName(), attr.getValue());
+    rewriter.eraseOp(op);
+    rewriter.setInsertionPointAfter(blocked);
+    memref::DeallocOp::create(rewriter, loc, packed);
+    return true;
   }
 };
 

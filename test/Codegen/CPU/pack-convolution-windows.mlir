@@ -106,6 +106,41 @@ func.func @filter_gradient_channels_innermost(%x: memref<2x4x6x6xf32>, %dy: memr
 
 // -----
 
+// Tests a filter gradient whose dw rows (c * kh * kw = 576) are a multiple
+// of 4 vectors (64 lanes): packed in panels of 64 of them, [576 / 64, n,
+// oh, ow, 64], the copy finding each lane's (c, kh, kw) from the panel
+// and the lane; the contraction runs over (panel, f, n, oh, ow, lane) and
+// writes dw viewed as [8, 9, 64]. (The filter gradient above, 36 wide,
+// stays plain.) COLLAPSE merges oh and ow.
+// CHECK-DAG: #[[PANEL_READ:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, (d0 * 64 + d4) floordiv 9, ((d0 * 64 + d4) floordiv 3) mod 3 + d2, (d0 * 64 + d4) mod 3 + d3)>
+// CHECK-DAG: #[[PANEL_X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d3, d4, d5)>
+// CHECK-DAG: #[[PANEL_DY:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2, d1, d3, d4)>
+// CHECK-DAG: #[[PANEL_DW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d0, d5)>
+// CHECK-LABEL: func.func @filter_gradient_panels
+// CHECK: %[[P:.*]] = memref.alloc() : memref<9x2x4x4x64xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[PANEL_READ]], {{.*}}]{{.*}} ins(%arg0 : memref<2x64x6x6xf32>) outs(%[[P]] : memref<9x2x4x4x64xf32>)
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %arg2 {{\[\[}}0], [1, 2, 3]] : memref<8x64x3x3xf32> into memref<8x576xf32>
+// CHECK: %[[DW:.*]] = memref.expand_shape %[[FLAT]] {{\[\[}}0], [1, 2]] output_shape [8, 9, 64] : memref<8x576xf32> into memref<8x9x64xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[PANEL_X]], #[[PANEL_DY]], #[[PANEL_DW]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%[[P]], %arg1 : memref<9x2x4x4x64xf32>, memref<2x8x4x4xf32>) outs(%[[DW]] : memref<8x9x64xf32>)
+// CHECK: memref.dealloc %[[P]]
+// COLLAPSE-LABEL: func.func @filter_gradient_panels
+// COLLAPSE: ins(%{{.*}}, %{{.*}} : memref<9x2x16x64xf32>, memref<2x8x16xf32>) outs(%{{.*}} : memref<8x9x64xf32>)
+#px = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#pdy = affine_map<(f, c, kh, kw, n, oh, ow) -> (n, f, oh, ow)>
+#pdw = affine_map<(f, c, kh, kw, n, oh, ow) -> (f, c, kh, kw)>
+func.func @filter_gradient_panels(%x: memref<2x64x6x6xf32>, %dy: memref<2x8x4x4xf32>, %dw: memref<8x64x3x3xf32>) {
+  linalg.generic {indexing_maps = [#px, #pdy, #pdw], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : memref<2x64x6x6xf32>, memref<2x8x4x4xf32>) outs(%dw : memref<8x64x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Tests what is left alone: a convolution whose rows fill most of a vector
 // (14 of 16 lanes) and unit stride, one with a dynamic batch, and an
 // elementwise product (no window).

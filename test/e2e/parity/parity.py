@@ -57,18 +57,19 @@ class DownsampleBlock(nn.Module):
     """A ResNet downsampling block: a stride-2 3x3 conv-BN-ReLU-conv-BN and
     a stride-2 1x1 conv-BN shortcut, then global average pooling and a
     linear head (strided and 4x4 convolutions: the CPU packs their
-    windows)."""
+    windows; the second one's filter gradient, 64 * 3 * 3 wide, in panels
+    of 4 vectors)."""
 
     def __init__(self):
         super().__init__()
-        self.conv1 = nn.Conv2d(8, 16, 3, stride=2, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(16)
-        self.conv2 = nn.Conv2d(16, 16, 3, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(16)
-        self.shortcut = nn.Conv2d(8, 16, 1, stride=2, bias=False)
-        self.bn3 = nn.BatchNorm2d(16)
+        self.conv1 = nn.Conv2d(8, 64, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.conv2 = nn.Conv2d(64, 64, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(64)
+        self.shortcut = nn.Conv2d(8, 64, 1, stride=2, bias=False)
+        self.bn3 = nn.BatchNorm2d(64)
         self.pool = nn.AdaptiveAvgPool2d(1)
-        self.head = nn.Linear(16, 10)
+        self.head = nn.Linear(64, 10)
 
     def forward(self, x):
         y = torch.relu(self.bn1(self.conv1(x)))
