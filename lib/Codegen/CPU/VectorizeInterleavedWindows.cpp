@@ -9,7 +9,10 @@
 // contiguous (masked) load of `kw * lanes` elements per operand, split into
 // its `kw` phases by shuffles; the body runs once per phase on vectors; an
 // output written the same way is interleaved back by shuffles and stored
-// contiguously.
+// contiguously. A short reduction outside the window row (the window's
+// height) is unrolled inside each chunk, so that its sums stay in
+// registers; the other loops walk the buffers in memory order, except that
+// output rows that overlap within a vector are visited even ones first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -190,6 +193,104 @@ std::optional<Plan> analyze(linalg::GenericOp op) {
   return std::nullopt;
 }
 
+/// The reduction loops outside `v` and `k` that each chunk unrolls (in
+/// their order, the last one varying fastest): all of them, if they are
+/// short and static and every output is one vector along `v` (a sum over
+/// the window) that they do not move. Their outputs then stay in registers
+/// for the whole window instead of being stored and loaded again for each
+/// window row (a masked load right after a masked store to the same place
+/// waits for the store).
+SmallVector<unsigned> unrolledReductions(linalg::GenericOp op,
+                                         const Plan &plan) {
+  constexpr int64_t kMaxUnrolled = 16;
+  SmallVector<unsigned> dims;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto iterators = op.getIteratorTypesArray();
+  int64_t product = 1;
+  for (unsigned dim = 0; dim < op.getNumLoops(); ++dim) {
+    if (dim == plan.vector || dim == plan.window ||
+        !linalg::isReductionIterator(iterators[dim]))
+      continue;
+    if (ShapedType::isDynamic(ranges[dim]))
+      return {};
+    product *= ranges[dim];
+    dims.push_back(dim);
+  }
+  if (product > kMaxUnrolled)
+    return {};
+  for (OpOperand &init : op.getDpsInitsMutable())
+    if (plan.walks[init.getOperandNumber()] != Walk::AlongVector)
+      return {};
+  return dims;
+}
+
+/// The loops that stay loops around the chunks (all but `v`, `k` and the
+/// `unrolled` ones), outermost first: the ones that move the operands'
+/// memory farthest per step (summed over the operands) outermost, so that
+/// the chunks walk the buffers in order. A 7-wide pooling row came with
+/// the channels innermost (traincc-order-loops-for-vectorization puts a
+/// loop of at least a vector's trip count there); every chunk then jumped
+/// a channel's plane in each operand, and the 7x7 pooling fused with its
+/// winner search took 2.6 times as long as the two apart. Reduction
+/// loops keep their order among themselves, so that sums add in the same
+/// order; if sorting would change it, the loops keep theirs.
+SmallVector<unsigned> outerLoops(linalg::GenericOp op, const Plan &plan,
+                                 ArrayRef<unsigned> unrolled) {
+  SmallVector<unsigned> dims;
+  for (unsigned dim = 0; dim < op.getNumLoops(); ++dim)
+    if (dim != plan.vector && dim != plan.window &&
+        !llvm::is_contained(unrolled, dim))
+      dims.push_back(dim);
+  llvm::DenseMap<unsigned, int64_t> span;
+  for (unsigned dim : dims) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      std::optional<int64_t> stride = elementStride(op, operand, dim);
+      if (!stride)
+        return dims;
+      span[dim] += std::abs(*stride);
+    }
+  }
+  SmallVector<unsigned> sorted(dims);
+  llvm::stable_sort(sorted,
+                    [&](unsigned a, unsigned b) { return span[a] > span[b]; });
+  auto iterators = op.getIteratorTypesArray();
+  auto reductions = [&](ArrayRef<unsigned> order) {
+    SmallVector<unsigned> found;
+    for (unsigned dim : order)
+      if (linalg::isReductionIterator(iterators[dim]))
+        found.push_back(dim);
+    return found;
+  };
+  if (reductions(sorted) != reductions(dims))
+    return dims;
+  return sorted;
+}
+
+/// Whether the chunks visit the steps of the innermost of the `outer` loops
+/// even ones first, then odd ones: when a sum's output, loaded and stored
+/// once per chunk, moves by less than the chunks of one step span (the
+/// next 7-wide output row, in vectors of 8), the next step's load overlaps
+/// the masked store just made and waits for it (a masked store does not
+/// forward to a load); two steps apart, they do not overlap.
+bool alternatesSteps(linalg::GenericOp op, const Plan &plan,
+                     ArrayRef<unsigned> outer, int64_t lanes) {
+  if (outer.empty())
+    return false;
+  unsigned dim = outer.back();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ShapedType::isDynamic(ranges[dim]) || ranges[dim] < 3 ||
+      ShapedType::isDynamic(ranges[plan.vector]) ||
+      !linalg::isParallelIterator(op.getIteratorTypesArray()[dim]))
+    return false;
+  int64_t span = llvm::divideCeil(ranges[plan.vector], lanes) * lanes;
+  return llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+    if (plan.walks[init.getOperandNumber()] != Walk::AlongVector)
+      return false;
+    std::optional<int64_t> stride = elementStride(op, init, dim);
+    return stride && *stride > 0 && *stride < span;
+  });
+}
+
 struct Vectorizer {
   linalg::GenericOp op;
   Plan plan;
@@ -259,12 +360,10 @@ struct Vectorizer {
       strides.push_back(SmallVector<Value>(metadata.getStrides()));
     }
 
-    SmallVector<unsigned> outer;
+    SmallVector<unsigned> unrolled = unrolledReductions(op, plan);
+    SmallVector<unsigned> outer = outerLoops(op, plan, unrolled);
     SmallVector<Value> lbs, ubs, steps;
-    for (unsigned dim = 0; dim < numLoops; ++dim) {
-      if (dim == plan.vector || dim == plan.window)
-        continue;
-      outer.push_back(dim);
+    for (unsigned dim : outer) {
       lbs.push_back(zero);
       ubs.push_back(getValueOrCreateConstantIndexOp(b, loc, ranges[dim].size));
       steps.push_back(one);
@@ -275,8 +374,7 @@ struct Vectorizer {
     steps.push_back(lanesValue);
     Value vectorSize = ubs.back();
 
-    scf::buildLoopNest(b, loc, lbs, ubs, steps, [&](OpBuilder &b, Location loc,
-                                                    ValueRange loopIvs) {
+    auto chunk = [&](OpBuilder &b, Location loc, ValueRange loopIvs) {
       SmallVector<Value> ivs(numLoops, zero);
       for (auto [dim, iv] : llvm::zip(outer, loopIvs.drop_back()))
         ivs[dim] = iv;
@@ -290,13 +388,15 @@ struct Vectorizer {
           b, loc, VectorType::get({lanes * length}, b.getI1Type()),
           arith::MulIOp::create(b, loc, count, lengthValue).getResult());
 
-      // Each operand's values for window offset `phase`: vectors, or
-      // scalars for those that do not move along the vector loop.
+      // Each operand's values for window offset `phase` at the current
+      // `ivs`: vectors, or scalars for those that do not move along the
+      // vector loop.
       unsigned numOperands = op->getNumOperands();
       SmallVector<SmallVector<Value>> values(numOperands);
       SmallVector<Value> at(numOperands);
-      for (OpOperand &operand : op->getOpOperands()) {
+      auto loadOperand = [&](OpOperand &operand) {
         unsigned i = operand.getOperandNumber();
+        values[i].clear();
         Type element = cast<MemRefType>(operand.get().getType())
                            .getElementType();
         at[i] = flatOffset(b, loc, offsets[i], strides[i], operand, ivs);
@@ -341,7 +441,10 @@ struct Vectorizer {
           break;
         }
         }
-      }
+      };
+      // Outputs once per chunk: the unrolled loops do not move them.
+      for (OpOperand &init : op.getDpsInitsMutable())
+        loadOperand(init);
 
       // The body once per window offset, on vectors; a reduction over the
       // window carries its outputs from one offset to the next.
@@ -359,83 +462,102 @@ struct Vectorizer {
         return vector::BroadcastOp::create(
             b, loc, VectorType::get({lanes}, value.getType()), value);
       };
-      for (int64_t phase = 0; phase < length; ++phase) {
-        IRMapping mapping;
-        for (unsigned i = 0; i < numInputs; ++i)
-          mapping.map(body.getArgument(i), values[i][phase]);
-        for (unsigned o = 0; o < op.getNumDpsInits(); ++o)
-          mapping.map(body.getArgument(numInputs + o),
-                      plan.walks[numInputs + o] == Walk::Interleaved
-                          ? values[numInputs + o][phase]
-                          : carried[o]);
-        for (Operation &inner : body.without_terminator()) {
-          if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-            unsigned dim = index.getDim();
-            Value result;
-            if (dim == plan.vector)
-              result = arith::AddIOp::create(
-                  b, loc, laneSteps,
-                  vector::BroadcastOp::create(b, loc, laneSteps.getType(),
-                                              start));
-            else if (dim == plan.window)
-              result = arith::ConstantIndexOp::create(b, loc, phase);
-            else
-              result = ivs[dim];
-            mapping.map(index.getResult(), result);
-            continue;
-          }
-          if (auto apply = dyn_cast<affine::AffineApplyOp>(inner)) {
-            auto [constant, coefficients] = *linearForm(apply);
-            bool anyVector = llvm::any_of(apply.getOperands(), [&](Value v) {
-              return isa<VectorType>(mapping.lookupOrDefault(v).getType());
-            });
-            if (!anyVector) {
-              mapping.map(apply.getResult(),
-                          b.clone(inner, mapping)->getResult(0));
+      // Every point of the unrolled loops in their order, the last one
+      // varying fastest (once, with none).
+      SmallVector<int64_t> point(unrolled.size(), 0);
+      SmallVector<int64_t> loopRanges = op.getStaticLoopRanges();
+      auto nextPoint = [&]() {
+        for (int64_t j = static_cast<int64_t>(unrolled.size()) - 1; j >= 0;
+             --j) {
+          if (++point[j] < loopRanges[unrolled[j]])
+            return true;
+          point[j] = 0;
+        }
+        return false;
+      };
+      do {
+        for (auto [dim, value] : llvm::zip(unrolled, point))
+          ivs[dim] = arith::ConstantIndexOp::create(b, loc, value);
+        for (OpOperand *input : op.getDpsInputOperands())
+          loadOperand(*input);
+        for (int64_t phase = 0; phase < length; ++phase) {
+          IRMapping mapping;
+          for (unsigned i = 0; i < numInputs; ++i)
+            mapping.map(body.getArgument(i), values[i][phase]);
+          for (unsigned o = 0; o < op.getNumDpsInits(); ++o)
+            mapping.map(body.getArgument(numInputs + o),
+                        plan.walks[numInputs + o] == Walk::Interleaved
+                            ? values[numInputs + o][phase]
+                            : carried[o]);
+          for (Operation &inner : body.without_terminator()) {
+            if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+              unsigned dim = index.getDim();
+              Value result;
+              if (dim == plan.vector)
+                result = arith::AddIOp::create(
+                    b, loc, laneSteps,
+                    vector::BroadcastOp::create(b, loc, laneSteps.getType(),
+                                                start));
+              else if (dim == plan.window)
+                result = arith::ConstantIndexOp::create(b, loc, phase);
+              else
+                result = ivs[dim];
+              mapping.map(index.getResult(), result);
               continue;
             }
-            Value total = broadcast(
-                arith::ConstantIndexOp::create(b, loc, constant));
-            for (auto [operand, coefficient] :
-                 llvm::zip(apply.getOperands(), coefficients)) {
-              if (coefficient == 0)
+            if (auto apply = dyn_cast<affine::AffineApplyOp>(inner)) {
+              auto [constant, coefficients] = *linearForm(apply);
+              bool anyVector = llvm::any_of(apply.getOperands(), [&](Value v) {
+                return isa<VectorType>(mapping.lookupOrDefault(v).getType());
+              });
+              if (!anyVector) {
+                mapping.map(apply.getResult(),
+                            b.clone(inner, mapping)->getResult(0));
                 continue;
-              Value term = broadcast(mapping.lookupOrDefault(operand));
-              if (coefficient != 1)
-                term = arith::MulIOp::create(
-                    b, loc, term,
-                    broadcast(
-                        arith::ConstantIndexOp::create(b, loc, coefficient)));
-              total = arith::AddIOp::create(b, loc, total, term);
+              }
+              Value total =
+                  broadcast(arith::ConstantIndexOp::create(b, loc, constant));
+              for (auto [operand, coefficient] :
+                   llvm::zip(apply.getOperands(), coefficients)) {
+                if (coefficient == 0)
+                  continue;
+                Value term = broadcast(mapping.lookupOrDefault(operand));
+                if (coefficient != 1)
+                  term = arith::MulIOp::create(
+                      b, loc, term,
+                      broadcast(
+                          arith::ConstantIndexOp::create(b, loc, coefficient)));
+                total = arith::AddIOp::create(b, loc, total, term);
+              }
+              mapping.map(apply.getResult(), total);
+              continue;
             }
-            mapping.map(apply.getResult(), total);
-            continue;
+            if (auto constant = dyn_cast<arith::ConstantOp>(inner)) {
+              mapping.map(constant.getResult(), b.clone(inner)->getResult(0));
+              continue;
+            }
+            SmallVector<Value> operands;
+            for (Value operand : inner.getOperands())
+              operands.push_back(broadcast(mapping.lookupOrDefault(operand)));
+            SmallVector<Type> types;
+            for (Type type : inner.getResultTypes())
+              types.push_back(VectorType::get({lanes}, type));
+            OperationState state(loc, inner.getName(), operands, types,
+                                 inner.getAttrs());
+            Operation *vectorized = b.create(state);
+            mapping.map(inner.getResults(), vectorized->getResults());
           }
-          if (auto constant = dyn_cast<arith::ConstantOp>(inner)) {
-            mapping.map(constant.getResult(),
-                        b.clone(inner)->getResult(0));
-            continue;
+          auto yield = cast<linalg::YieldOp>(body.getTerminator());
+          for (unsigned o = 0; o < op.getNumDpsInits(); ++o) {
+            Value result =
+                broadcast(mapping.lookupOrDefault(yield.getOperand(o)));
+            if (plan.walks[numInputs + o] == Walk::Interleaved)
+              written[o].push_back(result);
+            else
+              carried[o] = result;
           }
-          SmallVector<Value> operands;
-          for (Value operand : inner.getOperands())
-            operands.push_back(broadcast(mapping.lookupOrDefault(operand)));
-          SmallVector<Type> types;
-          for (Type type : inner.getResultTypes())
-            types.push_back(VectorType::get({lanes}, type));
-          OperationState state(loc, inner.getName(), operands, types,
-                               inner.getAttrs());
-          Operation *vectorized = b.create(state);
-          mapping.map(inner.getResults(), vectorized->getResults());
         }
-        auto yield = cast<linalg::YieldOp>(body.getTerminator());
-        for (unsigned o = 0; o < op.getNumDpsInits(); ++o) {
-          Value result = broadcast(mapping.lookupOrDefault(yield.getOperand(o)));
-          if (plan.walks[numInputs + o] == Walk::Interleaved)
-            written[o].push_back(result);
-          else
-            carried[o] = result;
-        }
-      }
+      } while (nextPoint());
       for (unsigned o = 0; o < op.getNumDpsInits(); ++o) {
         unsigned i = numInputs + o;
         if (plan.walks[i] != Walk::Interleaved) {
@@ -460,7 +582,30 @@ struct Vectorizer {
         vector::MaskedStoreOp::create(b, loc, flat[i], ValueRange{at[i]},
                                       rowMask, row);
       }
-    });
+    };
+    if (!alternatesSteps(op, plan, outer, lanes)) {
+      scf::buildLoopNest(b, loc, lbs, ubs, steps, chunk);
+    } else {
+      // The innermost outer loop's even steps, then its odd ones.
+      unsigned last = outer.size() - 1;
+      Value two = arith::ConstantIndexOp::create(b, loc, 2);
+      scf::buildLoopNest(
+          b, loc, ArrayRef(lbs).take_front(last),
+          ArrayRef(ubs).take_front(last), ArrayRef(steps).take_front(last),
+          [&](OpBuilder &b, Location loc, ValueRange outerIvs) {
+            auto parity = scf::ForOp::create(b, loc, zero, two, one);
+            b.setInsertionPointToStart(parity.getBody());
+            auto step = scf::ForOp::create(b, loc, parity.getInductionVar(),
+                                           ubs[last], two);
+            b.setInsertionPointToStart(step.getBody());
+            auto chunks =
+                scf::ForOp::create(b, loc, zero, vectorSize, lanesValue);
+            b.setInsertionPointToStart(chunks.getBody());
+            SmallVector<Value> ivs(outerIvs);
+            ivs.append({step.getInductionVar(), chunks.getInductionVar()});
+            chunk(b, loc, ivs);
+          });
+    }
     rewriter.eraseOp(op);
   }
 };

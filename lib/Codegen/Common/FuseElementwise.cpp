@@ -79,6 +79,10 @@ bool mayFuse(OpOperand *operand, bool cpuKernels) {
   return cpuKernels ? computesNothing(producer) : isCheapToRepeat(producer);
 }
 
+/// Innermost trip counts shorter than this leave LLVM's vectorizer
+/// nothing to do on the CPU.
+constexpr int64_t kMinVectorTrip = 8;
+
 /// Whether an elementwise consumer of `operand`, a collapse_shape of what a
 /// generic computes for it alone, may take on the expanded iteration space,
 /// so that it fuses with that generic: the mask of max pooling's gradient
@@ -91,7 +95,6 @@ bool mayFuse(OpOperand *operand, bool cpuKernels) {
 /// whose operands traincc-vectorize-interleaved-windows loads as whole
 /// rows split into phases by shuffles.
 bool mayExpandConsumer(OpOperand *operand, bool cpuKernels) {
-  constexpr int64_t kMinVectorTrip = 8;
   constexpr int64_t kMinWindow = 2, kMaxWindow = 4;
   auto collapse = operand->get().getDefiningOp<tensor::CollapseShapeOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
@@ -345,6 +348,82 @@ void restoreStateDestinations(func::FuncOp func) {
   });
 }
 
+/// The tensor that `value` views through reshapes, if a linalg op of the
+/// step computes it (bufferization then gives it a buffer that may be
+/// written).
+Value computedRoot(Value value) {
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+      value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
+  auto producer = value.getDefiningOp<linalg::LinalgOp>();
+  if (!producer)
+    return Value();
+  // Not a parameter the producer updated in place.
+  Value destination =
+      producer.getDpsInitOperand(cast<OpResult>(value).getResultNumber())
+          ->get();
+  return isa<BlockArgument>(destination) ? Value() : value;
+}
+
+/// Whether nothing but `op` reads `root`, or a reshape of it, after `op`.
+bool unreadAfter(Value root, Operation *op) {
+  SmallVector<Value> views = {root};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (Operation *user : view.getUsers()) {
+      if (user == op)
+        continue;
+      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user)) {
+        views.push_back(user->getResult(0));
+        continue;
+      }
+      Operation *ancestor = op->getBlock()->findAncestorOpInBlock(*user);
+      if (!ancestor || !ancestor->isBeforeInBlock(op))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// Gives each elementwise generic of `func` that computes into a
+/// `tensor.empty` an input as destination: one of the same type, read
+/// through the same map, computed by the step and read by nothing after
+/// it. Bufferization then writes the result over that input, and the
+/// store needs no fresh cache lines (a write-allocate pass over memory)
+/// nor a buffer of its own. Unfused, BatchNorm's input gradient came to
+/// write over the masked output gradient through a `tensor.empty` it
+/// shared with the mask; fused, that gradient is a collapse of the pooling
+/// gradient's expanded loops, and the kernel took twice as long.
+/// Not for an innermost loop shorter than a vector (a window offset):
+/// traincc-vectorize-interleaved-windows reads and writes such rows with
+/// masked vectors wider than a row, and a row read right after the masked
+/// store of the row before it in the same buffer waits for that store (the
+/// pooling gradients with the ReLU mask took 30-50% longer in place).
+void writeOverDyingInputs(func::FuncOp func) {
+  func.walk([](linalg::GenericOp op) {
+    if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0 ||
+        !op.hasPureTensorSemantics() || op.getNumLoops() == 0 ||
+        op.getStaticLoopRanges().back() < kMinVectorTrip)
+      return;
+    OpOperand *init = op.getDpsInitOperand(0);
+    if (!init->get().getDefiningOp<tensor::EmptyOp>() ||
+        op.payloadUsesValueFromOperand(init))
+      return;
+    AffineMap map = op.getMatchingIndexingMap(init);
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      Value value = input->get();
+      if (value.getType() != init->get().getType() ||
+          op.getMatchingIndexingMap(input) != map)
+        continue;
+      Value root = computedRoot(value);
+      if (!root || !unreadAfter(root, op))
+        continue;
+      init->set(value);
+      return;
+    }
+  });
+}
+
 struct FuseElementwisePass
     : public traincc::impl::FuseElementwisePassBase<FuseElementwisePass> {
   using FuseElementwisePassBase::FuseElementwisePassBase;
@@ -368,6 +447,8 @@ struct FuseElementwisePass
         mergeSiblingReductions(func);
       }
       restoreStateDestinations(func);
+      if (cpuKernels)
+        writeOverDyingInputs(func);
     }
   }
 };

@@ -517,3 +517,111 @@ func.func @in_place_sibling(%x: tensor<4x8x16xf32>, %acc: tensor<8xf32>, %init: 
   } -> tensor<8xf32>
   return %sum, %scaled : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// Tests that under the CPU cost model an elementwise op that computes into
+// a tensor.empty writes over an input of the same type that the step
+// computed and that nothing reads after it (the squares, summed before),
+// so that bufferization stores in place; not over a function argument
+// (the squares' own input), and not for the GPU steps.
+// CHECK-LABEL: func.func @write_over_dying_input
+// CHECK: %[[SQ:.*]] = linalg.generic
+// CHECK: %[[E2:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[SQ]], %{{.*}} : tensor<4x8xf32>, tensor<4xf32>) outs(%[[E2]] : tensor<4x8xf32>)
+// CPU-LABEL: func.func @write_over_dying_input
+// CPU: %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CPU: %[[SQ:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x8xf32>) outs(%[[E]] : tensor<4x8xf32>)
+// CPU: %[[SUM:.*]] = linalg.generic
+// CPU: linalg.generic {{.*}} ins(%[[SQ]], %[[SUM]] : tensor<4x8xf32>, tensor<4xf32>) outs(%[[SQ]] : tensor<4x8xf32>)
+#wo2 = affine_map<(d0, d1) -> (d0, d1)>
+#wo1 = affine_map<(d0, d1) -> (d0)>
+func.func @write_over_dying_input(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %sq = linalg.generic {indexing_maps = [#wo2, #wo2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#wo2, #wo1], iterator_types = ["parallel", "reduction"]} ins(%sq : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %in, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#wo2, #wo1, #wo2], iterator_types = ["parallel", "parallel"]} ins(%sq, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %d = arith.subf %in, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<4x8xf32>
+  return %r, %sum : tensor<4x8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that under the CPU cost model an elementwise op keeps its
+// tensor.empty destination when its input is read after it (returned
+// here): writing over it would change what that later reader sees; and
+// when its innermost loop is shorter than a vector (2: a window offset,
+// whose rows traincc-vectorize-interleaved-windows reads and writes with
+// masked vectors wider than a row).
+// CPU-LABEL: func.func @keep_input_read_later
+// CPU: %[[SQ:.*]] = linalg.generic
+// CPU: %[[SUM:.*]] = linalg.generic
+// CPU: %[[E2:.*]] = tensor.empty() : tensor<4x8xf32>
+// CPU: linalg.generic {{.*}} ins(%[[SQ]], %[[SUM]] : tensor<4x8xf32>, tensor<4xf32>) outs(%[[E2]] : tensor<4x8xf32>)
+#ko2 = affine_map<(d0, d1) -> (d0, d1)>
+#ko1 = affine_map<(d0, d1) -> (d0)>
+func.func @keep_input_read_later(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %sq = linalg.generic {indexing_maps = [#ko2, #ko2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#ko2, #ko1], iterator_types = ["parallel", "reduction"]} ins(%sq : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %in, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [#ko2, #ko1, #ko2], iterator_types = ["parallel", "parallel"]} ins(%sq, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %d = arith.subf %in, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<4x8xf32>
+  return %r, %sq : tensor<4x8xf32>, tensor<4x8xf32>
+}
+// CPU-LABEL: func.func @keep_short_rows
+// CPU: %[[SQ:.*]] = linalg.generic
+// CPU: %[[E2:.*]] = tensor.empty() : tensor<8x2xf32>
+// CPU: linalg.generic {{.*}} ins(%[[SQ]], %{{.*}} : tensor<8x2xf32>, tensor<8xf32>) outs(%[[E2]] : tensor<8x2xf32>)
+func.func @keep_short_rows(%x: tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x2xf32>
+  %sq = linalg.generic {indexing_maps = [#ko2, #ko2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x2xf32>) outs(%e : tensor<8x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<8x2xf32>
+  %e1 = tensor.empty() : tensor<8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8xf32>) -> tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [#ko2, #ko1], iterator_types = ["parallel", "reduction"]} ins(%sq : tensor<8x2xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %in, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8x2xf32>
+  %r = linalg.generic {indexing_maps = [#ko2, #ko1, #ko2], iterator_types = ["parallel", "parallel"]} ins(%sq, %sum : tensor<8x2xf32>, tensor<8xf32>) outs(%e2 : tensor<8x2xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %d = arith.subf %in, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<8x2xf32>
+  return %r, %sum : tensor<8x2xf32>, tensor<8xf32>
+}

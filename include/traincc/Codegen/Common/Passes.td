@@ -133,6 +133,13 @@ def FuseElementwisePass
       windows again) become one forward pass yielding the maximum and the
       winners. The GPU steps keep them apart: their reduction kernels are
       mapped by the shape of one output.
+    - An elementwise generic whose destination is a `tensor.empty` and
+      whose innermost loop is at least a vector (8) long takes as
+      destination an input of the same type, read through the same map,
+      that a linalg op of the step computed (or a reshape of one) and that
+      nothing reads after it: bufferization then writes the result over
+      it, and the store needs no fresh cache lines (BatchNorm's input
+      gradient over the masked output gradient).
   }];
   let options = [
     Option<"cpuKernels", "cpu-kernels", "bool", /*default=*/"false",
