@@ -908,29 +908,9 @@ struct VectorizeContractionsPass
           });
       if (partials.size() == 1)
         continue;
-      // The output only gives the loops their bounds.
-      linalg::GenericOp::create(
-          b, loc, TypeRange{}, ValueRange{output}, ValueRange{partials[1]},
-          {all, channel}, iterators,
-          [](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value one =
-                arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(1.0));
-            linalg::YieldOp::create(
-                nb, nloc,
-                arith::AddFOp::create(nb, nloc, args[1], one).getResult());
-          });
-      linalg::GenericOp::create(
-          b, loc, TypeRange{}, ValueRange{output, partials[0], partials[1]},
-          ValueRange{partials[2]}, {all, channel, channel, channel}, iterators,
-          [](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value centred = arith::SubFOp::create(
-                nb, nloc, args[0],
-                arith::DivFOp::create(nb, nloc, args[1], args[2]));
-            Value square = arith::MulFOp::create(nb, nloc, centred, centred);
-            linalg::YieldOp::create(
-                nb, nloc,
-                arith::AddFOp::create(nb, nloc, args[3], square).getResult());
-          });
+      traincc::codegen::addChannelMomentsNests(b, loc, output, partials[0],
+                                               partials[1], partials[2], all,
+                                               channel, iterators);
     }
   }
 

@@ -270,4 +270,35 @@ linalg::GenericOp dropChannelSumsOutput(linalg::GenericOp op,
                  arguments, marks);
 }
 
+void addChannelMomentsNests(OpBuilder &b, Location loc, Value output,
+                            Value sums, Value counts, Value m2,
+                            AffineMap outputMap, AffineMap partialsMap,
+                            ArrayRef<utils::IteratorType> iterators,
+                            Value zero) {
+  if (zero)
+    linalg::FillOp::create(b, loc, zero, counts);
+  // The output only gives the loops their bounds.
+  linalg::GenericOp::create(
+      b, loc, TypeRange{}, ValueRange{output}, ValueRange{counts},
+      {outputMap, partialsMap}, iterators,
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value one = arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(1.0));
+        linalg::YieldOp::create(
+            nb, nloc, arith::AddFOp::create(nb, nloc, args[1], one).getResult());
+      });
+  if (zero)
+    linalg::FillOp::create(b, loc, zero, m2);
+  linalg::GenericOp::create(
+      b, loc, TypeRange{}, ValueRange{output, sums, counts}, ValueRange{m2},
+      {outputMap, partialsMap, partialsMap, partialsMap}, iterators,
+      [](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value centred = arith::SubFOp::create(
+            nb, nloc, args[0], arith::DivFOp::create(nb, nloc, args[1], args[2]));
+        Value square = arith::MulFOp::create(nb, nloc, centred, centred);
+        linalg::YieldOp::create(
+            nb, nloc,
+            arith::AddFOp::create(nb, nloc, args[3], square).getResult());
+      });
+}
+
 } // namespace traincc::codegen

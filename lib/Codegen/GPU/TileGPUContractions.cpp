@@ -968,32 +968,9 @@ private:
       return;
     // The moments: the count (the output only bounds the loops), then the
     // squares around the finished partial over its count.
-    linalg::FillOp::create(b, loc, zero, partials.counts);
-    linalg::GenericOp::create(
-        b, loc, TypeRange{}, ValueRange{output}, ValueRange{partials.counts},
-        {identity, toPartials}, iterators,
-        [](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value one =
-              arith::ConstantOp::create(nb, nloc, nb.getF32FloatAttr(1.0));
-          linalg::YieldOp::create(
-              nb, nloc,
-              arith::AddFOp::create(nb, nloc, args[1], one).getResult());
-        });
-    linalg::FillOp::create(b, loc, zero, partials.m2);
-    linalg::GenericOp::create(
-        b, loc, TypeRange{},
-        ValueRange{output, partials.buffer, partials.counts},
-        ValueRange{partials.m2},
-        {identity, toPartials, toPartials, toPartials}, iterators,
-        [](OpBuilder &nb, Location nloc, ValueRange args) {
-          Value centred = arith::SubFOp::create(
-              nb, nloc, args[0],
-              arith::DivFOp::create(nb, nloc, args[1], args[2]));
-          Value square = arith::MulFOp::create(nb, nloc, centred, centred);
-          linalg::YieldOp::create(
-              nb, nloc,
-              arith::AddFOp::create(nb, nloc, args[3], square).getResult());
-        });
+    traincc::codegen::addChannelMomentsNests(
+        b, loc, output, partials.buffer, partials.counts, partials.m2, identity,
+        toPartials, iterators, zero);
   }
 
   /// Builds the tiled kernel of `op` if it is worth one. With `partials`

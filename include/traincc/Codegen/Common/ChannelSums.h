@@ -44,6 +44,20 @@ mlir::linalg::GenericOp findChannelVariance(mlir::linalg::LinalgOp producer,
 mlir::linalg::GenericOp replaceChannelSum(mlir::linalg::GenericOp sum,
                                           mlir::Value partials);
 
+/// For a convolution whose epilogue cannot compute its moments: loop nests
+/// after it that add 1 per output of `output` into `counts` and the square
+/// of each output's distance from its partial's mean (`sums` / `counts`)
+/// into `m2`, in order. `outputMap` and `partialsMap` index the output and
+/// the partials from `iterators`' loops. With `zero`, each of `counts` and
+/// `m2` is filled with it first; without, they start at zero already.
+void addChannelMomentsNests(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value output, mlir::Value sums,
+                            mlir::Value counts, mlir::Value m2,
+                            mlir::AffineMap outputMap,
+                            mlir::AffineMap partialsMap,
+                            llvm::ArrayRef<mlir::utils::IteratorType> iterators,
+                            mlir::Value zero = {});
+
 /// Replaces `variance` (a findChannelVariance result) by its second stage
 /// from per-[p, c] partials (sum, count, sum of squares around the
 /// partial's own mean): `init[c] += m2[p, c] + counts[p, c] * (sums[p, c] /
