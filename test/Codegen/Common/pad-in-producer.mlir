@@ -3,7 +3,7 @@
 // Tests that the ReLU whose result a convolution reads padded writes that
 // result into the interior of a zero-filled tensor of the padded shape,
 // which then stands for the pad (an insert_slice of the same slice, which
-// bufferizes to nothing); the ReLU's other user reads it unchanged.
+// bufferizes to nothing); the ReLU's other user reads that interior.
 // CHECK-LABEL: func.func @relu_then_padded
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NOT: tensor.empty() : tensor<2x3x4x4xf32>
@@ -14,7 +14,8 @@
 // CHECK: %[[R:.*]] = linalg.generic {{.*}} outs(%[[IN]] : tensor<2x3x4x4xf32>)
 // CHECK-NOT: tensor.pad
 // CHECK: %[[P:.*]] = tensor.insert_slice %[[R]] into %[[F]][0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 1, 1]
-// CHECK: return %[[P]], %[[R]]
+// CHECK: %[[B:.*]] = tensor.extract_slice %[[P]][0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 1, 1]
+// CHECK: return %[[P]], %[[B]]
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 func.func @relu_then_padded(%x: tensor<2x3x4x4xf32>) -> (tensor<2x3x6x6xf32>, tensor<2x3x4x4xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -80,4 +81,132 @@ func.func @position_dependent_padding(%x: tensor<4x4xf32>) -> tensor<6x6xf32> {
     tensor.yield %f : f32
   } : tensor<4x4xf32> to tensor<6x6xf32>
   return %p : tensor<6x6xf32>
+}
+
+// -----
+
+// Tests a reduction with two results (max pooling and its winner) whose
+// first result is padded: its destination was a fill of -inf, so the
+// interior of the zero-filled padded tensor is filled with -inf and the
+// pooling reduces into it; the winner's destination is untouched.
+// CHECK-LABEL: func.func @pooled_then_padded
+// CHECK-DAG: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x2x4x4xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<1x2x4x4xf32>)
+// CHECK: %[[IN:.*]] = tensor.extract_slice %[[F]][0, 0, 1, 1] [1, 2, 2, 2] [1, 1, 1, 1]
+// CHECK: %[[INF:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[IN]] : tensor<1x2x2x2xf32>)
+// CHECK: %[[R:.*]]:2 = linalg.generic {{.*}} outs(%[[INF]], %{{.*}} : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi32>)
+// CHECK-NOT: tensor.pad
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[R]]#0 into %[[F]][0, 0, 1, 1] [1, 2, 2, 2] [1, 1, 1, 1]
+// CHECK: return %[[P]], %[[R]]#1
+#in = affine_map<(n, c, h, w, kh, kw) -> (n, c, h * 2 + kh, w * 2 + kw)>
+#window = affine_map<(n, c, h, w, kh, kw) -> (kh, kw)>
+#out = affine_map<(n, c, h, w, kh, kw) -> (n, c, h, w)>
+func.func @pooled_then_padded(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x2x2xi32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %none = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x2x2x2xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %ei = tensor.empty() : tensor<1x2x2x2xi32>
+  %initi = linalg.fill ins(%none : i32) outs(%ei : tensor<1x2x2x2xi32>) -> tensor<1x2x2x2xi32>
+  %w = tensor.empty() : tensor<2x2xf32>
+  %r:2 = linalg.generic {indexing_maps = [#in, #window, #out, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%x, %w : tensor<1x2x4x4xf32>, tensor<2x2xf32>) outs(%init, %initi : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi32>) {
+  ^bb0(%in: f32, %unused: f32, %out: f32, %outi: i32):
+    %m = arith.maximumf %in, %out : f32
+    %better = arith.cmpf ogt, %in, %out : f32
+    %kh = linalg.index 4 : index
+    %k = arith.index_cast %kh : index to i32
+    %i = arith.select %better, %k, %outi : i32
+    linalg.yield %m, %i : f32, i32
+  } -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi32>)
+  %p = tensor.pad %r#0 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x2x2xf32> to tensor<1x2x4x4xf32>
+  return %p, %r#1 : tensor<1x2x4x4xf32>, tensor<1x2x2x2xi32>
+}
+
+// -----
+
+// Tests the data-gradient lowering's padding (an insert_slice into a zero
+// fill) of a generic that wrote over its own input: the generic writes into
+// the interior of that fill, moved in front of it, and no longer over its
+// input, which keeps its value.
+// CHECK-LABEL: func.func @in_place_then_inserted
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x6x6xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<2x6x6xf32>)
+// CHECK: %[[IN:.*]] = tensor.extract_slice %[[F]][0, 1, 1] [2, 4, 4] [1, 1, 1]
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[X:.*]], %{{.*}} : {{.*}}) outs(%[[IN]] : tensor<2x4x4xf32>)
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[R]] into %[[F]][0, 1, 1] [2, 4, 4] [1, 1, 1]
+// CHECK: return %[[P]], %[[X]]
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @in_place_then_inserted(%x: tensor<2x4x4xf32>, %y: tensor<2x4x4xf32>) -> (tensor<2x6x6xf32>, tensor<2x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %r = linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %y : tensor<2x4x4xf32>, tensor<2x4x4xf32>) outs(%x : tensor<2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.mulf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x4xf32>
+  %e = tensor.empty() : tensor<2x6x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6x6xf32>) -> tensor<2x6x6xf32>
+  %p = tensor.insert_slice %r into %f[0, 1, 1] [2, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> into tensor<2x6x6xf32>
+  return %p, %x : tensor<2x6x6xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
+// Tests what stays an insert_slice: a strided one (a stride-2 data
+// gradient's dilation), whose interior the generic would write with gaps.
+// CHECK-LABEL: func.func @strided_insert
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x2xf32>)
+// CHECK: linalg.fill
+// CHECK: tensor.insert_slice {{.*}} [2, 2] [2, 2]
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @strided_insert(%x: tensor<2x2xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2x2xf32>
+  %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x2xf32>) outs(%e0 : tensor<2x2xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2xf32>
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %p = tensor.insert_slice %r into %f[0, 0] [2, 2] [2, 2] : tensor<2x2xf32> into tensor<4x4xf32>
+  return %p : tensor<4x4xf32>
+}
+
+// -----
+
+// Tests a named pooling (the evaluation step's, without a winner search):
+// it reduces into the interior, filled with -inf; a convolution (it sums
+// products) keeps its whole output and stays padded.
+// CHECK-LABEL: func.func @named_pooling_and_convolution
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x4x4xf32>)
+// CHECK: %[[IN:.*]] = tensor.extract_slice %[[F]][0, 0, 1, 1] [1, 1, 2, 2] [1, 1, 1, 1]
+// CHECK: %[[INF:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[IN]] : tensor<1x1x2x2xf32>)
+// CHECK: linalg.pooling_nchw_max {{.*}} outs(%[[INF]] : tensor<1x1x2x2xf32>)
+// CHECK: linalg.conv_2d_nchw_fchw
+// CHECK: tensor.pad
+func.func @named_pooling_and_convolution(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x3x3xf32>) -> (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<1x1x2x2xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %window = tensor.empty() : tensor<2x2xf32>
+  %pooled = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %window : tensor<1x1x4x4xf32>, tensor<2x2xf32>) outs(%init : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %p = tensor.pad %pooled low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x1x2x2xf32> to tensor<1x1x4x4xf32>
+  %ce = tensor.empty() : tensor<1x1x2x2xf32>
+  %cinit = linalg.fill ins(%zero : f32) outs(%ce : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %conv = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) outs(%cinit : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %q = tensor.pad %conv low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x1x2x2xf32> to tensor<1x1x4x4xf32>
+  return %p, %q : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
 }

@@ -177,16 +177,24 @@ def PadInProducerPass : Pass<"traincc-pad-in-producer", "mlir::ModuleOp"> {
                 "tensor's interior";
   let description = [{
     Runs before one-shot bufferization. A convolution reads its input
-    padded (`tensor.pad` by a constant); bufferized, the pad is a new buffer
-    filled with the constant, into whose interior the unpadded value is
-    copied: a read and a write of each activation (and each gradient
-    that a data-gradient convolution reads padded) per step. When the
-    value is a `linalg.generic`'s result written into an empty tensor, the
-    generic writes it into the interior (`tensor.extract_slice`) of the
-    filled padded tensor instead, and an `insert_slice` of the same slice,
-    which bufferizes to nothing, replaces the pad. The value's other users
-    read it there, with the padded tensor's row stride. Nothing is
-    computed differently.
+    padded (`tensor.pad` by a constant, or, for a data gradient, an
+    `insert_slice` with unit strides into a constant `linalg.fill`);
+    bufferized, the padding is a new buffer filled with the constant, into
+    whose interior the unpadded value is copied: a read and a write of each
+    activation (and each gradient that a data-gradient convolution reads
+    padded) per step. When the value is the result of an elementwise op or
+    a pooling (named or generic, one result of several too), that op writes
+    it into the interior (`tensor.extract_slice`) of the filled padded
+    tensor instead, and an `insert_slice` of the same slice, which
+    bufferizes to nothing, stands for the padding. What the op's
+    destination held must be there in the interior too: nothing, when the
+    op writes every element without reading it (an empty tensor, or an
+    input it overwrote in place), or a fill's constant (a pooling's -inf),
+    with which the interior is filled. The value's other users read the
+    interior, with the padded tensor's row stride; read directly, through a
+    reshape, the value would look to bufferization as if the insert could
+    overwrite it, and the insert would become a copy. Convolutions and
+    matmuls keep whole outputs. Nothing is computed differently.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
