@@ -96,8 +96,9 @@ static cl::opt<bool> profileKernels(
              "it exits, the time, GFLOP/s and GB/s of each kernel class "
              "(convolution forward, data and filter gradients, matmul, "
              "pooling, reductions, elementwise, copies), the step time "
-             "outside every kernel, and the slowest kernels, numbered as in "
-             "--report"),
+             "outside every kernel, and the 8 slowest kernels, numbered as "
+             "in --report (TRAINCC_SLOWEST_KERNELS=N in the trainer's "
+             "environment lists N; 0 lists all)"),
     cl::cat(category));
 static cl::opt<unsigned> optLevel(
     "O",

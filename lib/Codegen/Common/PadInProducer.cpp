@@ -45,16 +45,17 @@ static std::optional<PaddedResult> matchPad(tensor::PadOp pad) {
   auto result = dyn_cast<OpResult>(pad.getSource());
   if (!result)
     return std::nullopt;
-  return PaddedResult{result,    pad,     nullptr, pad.getResultType(),
-                      padding,   pad.getMixedLowPad()};
+  return PaddedResult{
+      result, pad, nullptr, pad.getResultType(), padding, pad.getMixedLowPad()};
 }
 
-static std::optional<PaddedResult> matchInsertIntoFill(
-    tensor::InsertSliceOp insert) {
+static std::optional<PaddedResult>
+matchInsertIntoFill(tensor::InsertSliceOp insert) {
   auto fill = insert.getDest().getDefiningOp<linalg::FillOp>();
   auto result = dyn_cast<OpResult>(insert.getSource());
   if (!fill || !result || !fill->hasOneUse() ||
       !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() ||
+      !fill.getOutputs()[0].hasOneUse() ||
       !fill.getInputs()[0].getDefiningOp<arith::ConstantOp>() ||
       !insert.getDestType().hasStaticShape() ||
       // Not rank-reducing: the whole result goes into the interior.
@@ -83,22 +84,151 @@ static bool isContraction(linalg::LinalgOp op) {
   });
 }
 
+/// Whether every user of `padded.result` other than its padding reads the
+/// padded interior as fast as a whole buffer: elementwise ops, through
+/// reshapes and other paddings. If not, the value keeps its own buffer and the
+/// padding copies it. An elementwise op that writes over the value in place
+/// (traincc-fuse-elementwise reuses dead inputs) would leave its result in
+/// the interior too, and that result is often a gradient that bias and
+/// filter gradients sum: such ops, listed in `freshDestinations`, get a
+/// destination of their own instead. One that reads its destination keeps
+/// it, and its result's users must read the interior well too.
+static bool
+othersReadStridedWell(const PaddedResult &padded,
+                      SmallVectorImpl<OpOperand *> &freshDestinations) {
+  SmallVector<Value> values = {padded.result};
+  while (!values.empty()) {
+    Value value = values.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == padded.padding ||
+          isa<tensor::PadOp, tensor::InsertSliceOp>(user))
+        continue;
+      if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user)) {
+        values.push_back(user->getResult(0));
+        continue;
+      }
+      // Reductions and contractions read whole buffers faster: a bias or
+      // BatchNorm sum, or a filter gradient's output-gradient operand, joins
+      // the rows into one long contiguous reduction, which the interior's
+      // row stride cuts (ResNet-18's filter gradients ran at half speed);
+      // a 1x1 strided convolution and its filter gradient lost 40-60% too.
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+      if (!linalgOp || linalgOp.getNumReductionLoops() != 0)
+        return false;
+      if (!linalgOp.isDpsInit(&use))
+        continue;
+      if (linalgOp.payloadUsesValueFromOperand(&use))
+        values.push_back(linalgOp.getTiedOpResult(&use));
+      else
+        freshDestinations.push_back(&use);
+    }
+  }
+  return true;
+}
+
 struct PadInProducerPass
     : public traincc::impl::PadInProducerPassBase<PadInProducerPass> {
   void runOnOperation() override {
-    SmallVector<PaddedResult> padded;
+    // Matched when their turn comes: an earlier rewrite may have replaced
+    // the producer they pad.
+    SmallVector<Operation *> paddings;
     getOperation().walk([&](Operation *op) {
+      if (isa<tensor::PadOp, tensor::InsertSliceOp>(op))
+        paddings.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : paddings) {
       std::optional<PaddedResult> match;
       if (auto pad = dyn_cast<tensor::PadOp>(op))
         match = matchPad(pad);
-      else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
-        match = matchInsertIntoFill(insert);
+      else
+        match = matchInsertIntoFill(cast<tensor::InsertSliceOp>(op));
       if (match)
-        padded.push_back(*match);
+        padInProducer(rewriter, *match);
+    }
+  }
+
+  /// The tensor of the padded shape filled with the padding value, in front
+  /// of `producer`: the insert's own fill, moved there with its empty
+  /// tensor and constant (which have no other users), or a new one.
+  Value filledInFront(RewriterBase &rewriter, PaddedResult &padded,
+                      Operation *producer) {
+    rewriter.setInsertionPoint(producer);
+    if (padded.fill) {
+      Operation *empty = padded.fill.getOutputs()[0].getDefiningOp();
+      Operation *constant = padded.fill.getInputs()[0].getDefiningOp();
+      if (!DominanceInfo().properlyDominates(constant, producer))
+        padded.fill->setOperand(0, rewriter.clone(*constant)->getResult(0));
+      rewriter.moveOpBefore(empty, producer);
+      rewriter.moveOpBefore(padded.fill, producer);
+      return padded.fill.getResult(0);
+    }
+    Location loc = padded.padding->getLoc();
+    Value padValue =
+        rewriter.clone(*padded.padValue.getDefiningOp())->getResult(0);
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, padded.paddedType.getShape(),
+                                padded.paddedType.getElementType());
+    return linalg::FillOp::create(rewriter, loc, padValue, empty).getResult(0);
+  }
+
+  /// An elementwise generic whose result some users read best from a whole
+  /// buffer keeps writing it there and writes it a second time, as an extra
+  /// output, into the padded tensor's interior: the padding's copy, which
+  /// read the result back, goes.
+  void writeAlsoPadded(RewriterBase &rewriter, PaddedResult &padded) {
+    auto producer = dyn_cast<linalg::GenericOp>(padded.result.getOwner());
+    if (!producer || producer.getNumLoops() != producer.getNumParallelLoops())
+      return;
+    OpOperand *init =
+        producer.getDpsInitOperand(padded.result.getResultNumber());
+    AffineMap initMap = producer.getMatchingIndexingMap(init);
+    if (producer.payloadUsesValueFromOperand(init) || !initMap.isPermutation())
+      return;
+    auto sourceType = cast<RankedTensorType>(padded.result.getType());
+    SmallVector<OpFoldResult> sizes =
+        getAsIndexOpFoldResult(&getContext(), sourceType.getShape());
+    SmallVector<OpFoldResult> strides(sourceType.getRank(),
+                                      rewriter.getIndexAttr(1));
+    Location loc = padded.padding->getLoc();
+    Value filled = filledInFront(rewriter, padded, producer);
+    Value interior = tensor::ExtractSliceOp::create(
+        rewriter, loc, sourceType, filled, padded.offsets, sizes, strides);
+
+    SmallVector<Value> inits(producer.getOutputs());
+    inits.push_back(interior);
+    SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
+    maps.push_back(initMap);
+    unsigned resultNumber = padded.result.getResultNumber();
+    auto twice = linalg::GenericOp::create(
+        rewriter, producer.getLoc(), TypeRange(ValueRange(inits)),
+        producer.getInputs(), inits, maps, producer.getIteratorTypesArray());
+    // The same body with one more (unread) block argument, yielding the
+    // padded result's value a second time.
+    Region &body = twice.getRegion();
+    rewriter.cloneRegionBefore(producer.getRegion(), body, body.end());
+    Block &block = body.front();
+    block.addArgument(sourceType.getElementType(), loc);
+    auto yield = cast<linalg::YieldOp>(block.getTerminator());
+    rewriter.modifyOpInPlace(yield, [&] {
+      yield->insertOperands(yield->getNumOperands(),
+                            yield->getOperand(resultNumber));
     });
-    IRRewriter rewriter(&getContext());
-    for (PaddedResult &candidate : padded)
-      padInProducer(rewriter, candidate);
+    Value second = twice->getResult(producer->getNumResults());
+    rewriter.replaceOp(producer, twice->getResults().drop_back());
+
+    rewriter.setInsertionPointAfter(twice);
+    if (padded.fill) {
+      rewriter.moveOpAfter(padded.padding, twice);
+      rewriter.modifyOpInPlace(padded.padding,
+                               [&] { padded.padding->setOperand(0, second); });
+      return;
+    }
+    rewriter.replaceOp(padded.padding, tensor::InsertSliceOp::create(
+                                           rewriter, loc, second, filled,
+                                           padded.offsets, sizes, strides)
+                                           .getResult());
   }
 
   /// The generic that computes `padded.result` writes it into the interior
@@ -108,11 +238,13 @@ struct PadInProducerPass
     if (!producer || !producer.hasPureTensorSemantics() ||
         isContraction(producer))
       return;
-    // A result padded twice is written into the first padding only; the
-    // second then pads its interior.
-    if (padded.padding->getOperand(0) != padded.result)
+    SmallVector<OpOperand *> freshDestinations;
+    if (!othersReadStridedWell(padded, freshDestinations)) {
+      writeAlsoPadded(rewriter, padded);
       return;
-    OpOperand *init = producer.getDpsInitOperand(padded.result.getResultNumber());
+    }
+    OpOperand *init =
+        producer.getDpsInitOperand(padded.result.getResultNumber());
     // What the destination held before the generic must be there in the
     // interior too: nothing, when the generic writes every element without
     // reading it, or a fill's constant that the interior is filled with.
@@ -134,34 +266,23 @@ struct PadInProducerPass
                                       rewriter.getIndexAttr(1));
     Location loc = padded.padding->getLoc();
 
-    rewriter.setInsertionPoint(producer);
-    Value filled;
-    if (padded.fill) {
-      // The insert's fill comes after the producer: moved in front, with
-      // its empty tensor and constant, which have no other users.
-      Operation *empty = padded.fill.getOutputs()[0].getDefiningOp();
-      Operation *constant = padded.fill.getInputs()[0].getDefiningOp();
-      if (!empty->hasOneUse())
-        return;
-      if (!DominanceInfo().properlyDominates(constant, producer))
-        padded.fill->setOperand(0, rewriter.clone(*constant)->getResult(0));
-      rewriter.moveOpBefore(empty, producer);
-      rewriter.moveOpBefore(padded.fill, producer);
-      filled = padded.fill.getResult(0);
-    } else {
-      Value padValue =
-          rewriter.clone(*padded.padValue.getDefiningOp())->getResult(0);
-      Value empty = tensor::EmptyOp::create(rewriter, loc,
-                                            padded.paddedType.getShape(),
-                                            padded.paddedType.getElementType());
-      filled =
-          linalg::FillOp::create(rewriter, loc, padValue, empty).getResult(0);
+    for (OpOperand *destination : freshDestinations) {
+      rewriter.setInsertionPoint(destination->getOwner());
+      auto type = cast<RankedTensorType>(destination->get().getType());
+      Value empty =
+          tensor::EmptyOp::create(rewriter, destination->getOwner()->getLoc(),
+                                  type.getShape(), type.getElementType());
+      rewriter.modifyOpInPlace(destination->getOwner(),
+                               [&] { destination->set(empty); });
     }
+
+    Value filled = filledInFront(rewriter, padded, producer);
     Value interior = tensor::ExtractSliceOp::create(
         rewriter, loc, sourceType, filled, padded.offsets, sizes, strides);
     if (initFill) {
       Value initValue =
-          rewriter.clone(*initFill.getInputs()[0].getDefiningOp())->getResult(0);
+          rewriter.clone(*initFill.getInputs()[0].getDefiningOp())
+              ->getResult(0);
       interior = linalg::FillOp::create(rewriter, loc, initValue, interior)
                      .getResult(0);
     }
@@ -187,9 +308,8 @@ struct PadInProducerPass
       rewriter.moveOpAfter(padded.padding, producer);
       inserted = padded.padding->getResult(0);
     } else {
-      inserted = tensor::InsertSliceOp::create(rewriter, loc, padded.result,
-                                               filled, padded.offsets, sizes,
-                                               strides);
+      inserted = tensor::InsertSliceOp::create(
+          rewriter, loc, padded.result, filled, padded.offsets, sizes, strides);
       rewriter.replaceOp(padded.padding, inserted);
     }
     rewriter.setInsertionPointAfter(inserted.getDefiningOp());

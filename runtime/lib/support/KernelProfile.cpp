@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <numeric>
 #include <vector>
@@ -107,8 +108,17 @@ void printStep(std::FILE *out, const char *name,
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return kernels[a].secondsPerCall() > kernels[b].secondsPerCall();
   });
+  // TRAINCC_SLOWEST_KERNELS=N lists N kernels instead of 8 (0: all), to
+  // compare two builds kernel by kernel.
+  size_t listed = 8;
+  if (const char *count = std::getenv("TRAINCC_SLOWEST_KERNELS")) {
+    char *end = nullptr;
+    unsigned long value = std::strtoul(count, &end, 10);
+    if (end != count && *end == '\0')
+      listed = value ? value : order.size();
+  }
   std::fprintf(out, "  slowest kernels (numbered as in traincc --report):\n");
-  for (size_t i = 0; i < std::min<size_t>(order.size(), 8); ++i) {
+  for (size_t i = 0; i < std::min<size_t>(order.size(), listed); ++i) {
     const KernelTotal &kernel = kernels[order[i]];
     if (!kernel.calls)
       break;

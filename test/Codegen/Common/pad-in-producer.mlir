@@ -3,7 +3,8 @@
 // Tests that the ReLU whose result a convolution reads padded writes that
 // result into the interior of a zero-filled tensor of the padded shape,
 // which then stands for the pad (an insert_slice of the same slice, which
-// bufferizes to nothing); the ReLU's other user reads that interior.
+// bufferizes to nothing); the ReLU's other user, elementwise, reads that
+// interior.
 // CHECK-LABEL: func.func @relu_then_padded
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NOT: tensor.empty() : tensor<2x3x4x4xf32>
@@ -15,7 +16,8 @@
 // CHECK-NOT: tensor.pad
 // CHECK: %[[P:.*]] = tensor.insert_slice %[[R]] into %[[F]][0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 1, 1]
 // CHECK: %[[B:.*]] = tensor.extract_slice %[[P]][0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 1, 1]
-// CHECK: return %[[P]], %[[B]]
+// CHECK: %[[N:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<2x3x4x4xf32>)
+// CHECK: return %[[P]], %[[N]]
 #map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 func.func @relu_then_padded(%x: tensor<2x3x4x4xf32>) -> (tensor<2x3x6x6xf32>, tensor<2x3x4x4xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -29,7 +31,64 @@ func.func @relu_then_padded(%x: tensor<2x3x4x4xf32>) -> (tensor<2x3x6x6xf32>, te
   ^bb0(%i: index, %j: index, %k: index, %l: index):
     tensor.yield %zero : f32
   } : tensor<2x3x4x4xf32> to tensor<2x3x6x6xf32>
-  return %p, %r : tensor<2x3x6x6xf32>, tensor<2x3x4x4xf32>
+  %e2 = tensor.empty() : tensor<2x3x4x4xf32>
+  %n = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r : tensor<2x3x4x4xf32>) outs(%e2 : tensor<2x3x4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.negf %in : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x4x4xf32>
+  return %p, %n : tensor<2x3x6x6xf32>, tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// Tests a value that a reduction (a bias gradient) also reads: it keeps its
+// own buffer, where the reduction reads whole rows, and its generic writes
+// it a second time into the padded tensor's interior, in place of the
+// pad's copy. A second generic, whose result a function's result reads,
+// does the same.
+// CHECK-LABEL: func.func @also_reduced
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<6x6xf32>)
+// CHECK: %[[IN:.*]] = tensor.extract_slice %[[F]][1, 1] [4, 4] [1, 1]
+// CHECK: %[[R:.*]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %[[IN]] : tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK: %[[M:.*]] = arith.maximumf
+// CHECK: linalg.yield %[[M]], %[[M]] : f32, f32
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[R]]#1 into %[[F]][1, 1] [4, 4] [1, 1]
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[R]]#0 : tensor<4x4xf32>)
+// CHECK: %[[R2:.*]]:2 = linalg.generic
+// CHECK: %[[Q:.*]] = tensor.insert_slice %[[R2]]#1
+// CHECK-NOT: tensor.pad
+// CHECK: return %[[P]], %[[S]], %[[Q]], %[[R2]]#0
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> (d0)>
+func.func @also_reduced(%x: tensor<4x4xf32>, %acc: tensor<4xf32>) -> (tensor<6x6xf32>, tensor<4xf32>, tensor<6x6xf32>, tensor<4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  %p = tensor.pad %r low[1, 1] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<4x4xf32> to tensor<6x6xf32>
+  %s = linalg.generic {indexing_maps = [#map, #sum], iterator_types = ["parallel", "reduction"]} ins(%r : tensor<4x4xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = arith.addf %in, %out : f32
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4x4xf32>
+  %r2 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x4xf32>) outs(%e2 : tensor<4x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.negf %in : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  %q = tensor.pad %r2 low[1, 1] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zero : f32
+  } : tensor<4x4xf32> to tensor<6x6xf32>
+  return %p, %s, %q, %r2 : tensor<6x6xf32>, tensor<4xf32>, tensor<6x6xf32>, tensor<4x4xf32>
 }
 
 // -----
