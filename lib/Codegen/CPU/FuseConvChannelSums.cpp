@@ -124,18 +124,37 @@ void fuse(linalg::GenericOp conv, linalg::GenericOp sum,
     memref::DeallocOp::create(b, stage.getLoc(), buffer);
 }
 
+/// The multiply-adds that make each output of `conv`: the product of its
+/// reduction loops' ranges (static, as hasChannelEpilogue's outputs are).
+int64_t termsPerOutput(linalg::GenericOp conv) {
+  int64_t terms = 1;
+  for (auto [range, iterator] : llvm::zip(conv.getStaticLoopRanges(),
+                                          conv.getIteratorTypesArray()))
+    if (linalg::isReductionIterator(iterator))
+      terms *= ShapedType::isDynamic(range) ? 1 : range;
+  return terms;
+}
+
 struct FuseConvChannelSumsPass
     : public traincc::impl::FuseConvChannelSumsPassBase<
           FuseConvChannelSumsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> convs;
     getOperation().walk([&](linalg::GenericOp op) {
       if (hasChannelEpilogue(op))
         convs.push_back(op);
     });
-    for (linalg::GenericOp conv : convs)
-      if (linalg::GenericOp sum = traincc::codegen::findChannelSum(conv))
-        fuse(conv, sum, traincc::codegen::findChannelVariance(conv, sum));
+    for (linalg::GenericOp conv : convs) {
+      linalg::GenericOp sum = traincc::codegen::findChannelSum(conv);
+      if (!sum)
+        continue;
+      linalg::GenericOp variance;
+      if (termsPerOutput(conv) >= minVarianceTerms)
+        variance = traincc::codegen::findChannelVariance(conv, sum);
+      fuse(conv, sum, variance);
+    }
   }
 };
 

@@ -1,4 +1,5 @@
 // RUN: traincc-opt %s -split-input-file -traincc-fuse-conv-channel-sums | FileCheck %s
+// RUN: traincc-opt %s -split-input-file -traincc-fuse-conv-channel-sums=min-variance-terms=28 | FileCheck %s --check-prefix=FEW
 
 // Tests that the per-channel sum of a convolution's output (read through a
 // collapse_shape that keeps [batch, channel], a kernel timer in between)
@@ -191,6 +192,16 @@ func.func @kept(%x: memref<2x3x34xf32>, %w: memref<4x3x3xf32>, %y: memref<2x4x32
 // CHECK: memref.dealloc %[[M2]]
 // CHECK-NOT: memref.collapse_shape
 // CHECK: return
+
+// With fewer multiply-adds per output (27 here) than min-variance-terms,
+// the mean's sum alone moves into the epilogue; the variance stays a pass
+// over the output.
+// FEW-LABEL: func.func @variance
+// FEW-NOT: traincc.channel_moments
+// FEW: {traincc.channel_sums}
+// FEW-NOT: traincc.channel_moments
+// FEW: ins(%arg3 : memref<4xf32>) outs(%arg4 : memref<4xf32>)
+// FEW: ins(%{{.*}}, %arg4 : memref<2x4x196xf32>, memref<4xf32>) outs(%arg5 : memref<4xf32>)
 #in = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, c, oh + kh, ow + kw)>
 #w = affine_map<(n, f, oh, c, kh, kw, ow) -> (f, c, kh, kw)>
 #out = affine_map<(n, f, oh, c, kh, kw, ow) -> (n, f, oh, ow)>
