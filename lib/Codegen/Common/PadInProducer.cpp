@@ -84,6 +84,10 @@ static bool isContraction(linalg::LinalgOp op) {
   });
 }
 
+/// Rows shorter than this many elements (an AVX-512 vector of f32) are read
+/// faster from a whole buffer, where loops over them join.
+constexpr int64_t kMinInteriorRow = 16;
+
 /// Whether every user of `padded.result` other than its padding reads the
 /// padded interior as fast as a whole buffer: elementwise ops, through
 /// reshapes and other paddings. If not, the value keeps its own buffer and the
@@ -96,6 +100,8 @@ static bool isContraction(linalg::LinalgOp op) {
 static bool
 othersReadStridedWell(const PaddedResult &padded,
                       SmallVectorImpl<OpOperand *> &freshDestinations) {
+  int64_t rowLength =
+      cast<RankedTensorType>(padded.result.getType()).getShape().back();
   SmallVector<Value> values = {padded.result};
   while (!values.empty()) {
     Value value = values.pop_back_val();
@@ -113,8 +119,13 @@ othersReadStridedWell(const PaddedResult &padded,
       // the rows into one long contiguous reduction, which the interior's
       // row stride cuts (ResNet-18's filter gradients ran at half speed);
       // a 1x1 strided convolution and its filter gradient lost 40-60% too.
+      // Elementwise ops too when the rows are shorter than a vector (a
+      // ResNet's 8x8 and 4x4 stages): whole, their loops join into one;
+      // in the interior each 4-wide row is a loop of its own, and the
+      // backward pass's ReLU masks ran at 1 GB/s.
       auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
-      if (!linalgOp || linalgOp.getNumReductionLoops() != 0)
+      if (!linalgOp || linalgOp.getNumReductionLoops() != 0 ||
+          rowLength < kMinInteriorRow)
         return false;
       if (!linalgOp.isDpsInit(&use))
         continue;
