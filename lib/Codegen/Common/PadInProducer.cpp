@@ -36,6 +36,26 @@ static bool allConstant(ArrayRef<OpFoldResult> values) {
   });
 }
 
+/// The padded tensor's interior in `whole` (the value's place in it).
+static Value extractInterior(OpBuilder &b, const PaddedResult &padded,
+                             Value whole) {
+  auto type = cast<RankedTensorType>(padded.result.getType());
+  return tensor::ExtractSliceOp::create(
+      b, padded.padding->getLoc(), type, whole, padded.offsets,
+      getAsIndexOpFoldResult(b.getContext(), type.getShape()),
+      SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+}
+
+/// `part` inserted as the interior of `whole`.
+static Value insertInterior(OpBuilder &b, const PaddedResult &padded,
+                            Value part, Value whole) {
+  auto type = cast<RankedTensorType>(part.getType());
+  return tensor::InsertSliceOp::create(
+      b, padded.padding->getLoc(), part, whole, padded.offsets,
+      getAsIndexOpFoldResult(b.getContext(), type.getShape()),
+      SmallVector<OpFoldResult>(type.getRank(), b.getIndexAttr(1)));
+}
+
 static std::optional<PaddedResult> matchPad(tensor::PadOp pad) {
   Value padding = pad.getConstantPaddingValue();
   if (!padding || !padding.getDefiningOp<arith::ConstantOp>() ||
@@ -197,15 +217,9 @@ struct PadInProducerPass
     AffineMap initMap = producer.getMatchingIndexingMap(init);
     if (producer.payloadUsesValueFromOperand(init) || !initMap.isPermutation())
       return;
-    auto sourceType = cast<RankedTensorType>(padded.result.getType());
-    SmallVector<OpFoldResult> sizes =
-        getAsIndexOpFoldResult(&getContext(), sourceType.getShape());
-    SmallVector<OpFoldResult> strides(sourceType.getRank(),
-                                      rewriter.getIndexAttr(1));
     Location loc = padded.padding->getLoc();
     Value filled = filledInFront(rewriter, padded, producer);
-    Value interior = tensor::ExtractSliceOp::create(
-        rewriter, loc, sourceType, filled, padded.offsets, sizes, strides);
+    Value interior = extractInterior(rewriter, padded, filled);
 
     SmallVector<Value> inits(producer.getOutputs());
     inits.push_back(interior);
@@ -220,7 +234,7 @@ struct PadInProducerPass
     Region &body = twice.getRegion();
     rewriter.cloneRegionBefore(producer.getRegion(), body, body.end());
     Block &block = body.front();
-    block.addArgument(sourceType.getElementType(), loc);
+    block.addArgument(getElementTypeOrSelf(padded.result.getType()), loc);
     auto yield = cast<linalg::YieldOp>(block.getTerminator());
     rewriter.modifyOpInPlace(yield, [&] {
       yield->insertOperands(yield->getNumOperands(),
@@ -236,10 +250,8 @@ struct PadInProducerPass
                                [&] { padded.padding->setOperand(0, second); });
       return;
     }
-    rewriter.replaceOp(padded.padding, tensor::InsertSliceOp::create(
-                                           rewriter, loc, second, filled,
-                                           padded.offsets, sizes, strides)
-                                           .getResult());
+    rewriter.replaceOp(padded.padding,
+                       insertInterior(rewriter, padded, second, filled));
   }
 
   /// The generic that computes `padded.result` writes it into the interior
@@ -270,13 +282,7 @@ struct PadInProducerPass
                !producer.getMatchingIndexingMap(init).isPermutation()) {
       return;
     }
-    auto sourceType = cast<RankedTensorType>(padded.result.getType());
-    SmallVector<OpFoldResult> sizes =
-        getAsIndexOpFoldResult(&getContext(), sourceType.getShape());
-    SmallVector<OpFoldResult> strides(sourceType.getRank(),
-                                      rewriter.getIndexAttr(1));
     Location loc = padded.padding->getLoc();
-
     for (OpOperand *destination : freshDestinations) {
       rewriter.setInsertionPoint(destination->getOwner());
       auto type = cast<RankedTensorType>(destination->get().getType());
@@ -288,8 +294,7 @@ struct PadInProducerPass
     }
 
     Value filled = filledInFront(rewriter, padded, producer);
-    Value interior = tensor::ExtractSliceOp::create(
-        rewriter, loc, sourceType, filled, padded.offsets, sizes, strides);
+    Value interior = extractInterior(rewriter, padded, filled);
     if (initFill) {
       Value initValue =
           rewriter.clone(*initFill.getInputs()[0].getDefiningOp())
@@ -319,13 +324,11 @@ struct PadInProducerPass
       rewriter.moveOpAfter(padded.padding, producer);
       inserted = padded.padding->getResult(0);
     } else {
-      inserted = tensor::InsertSliceOp::create(
-          rewriter, loc, padded.result, filled, padded.offsets, sizes, strides);
+      inserted = insertInterior(rewriter, padded, padded.result, filled);
       rewriter.replaceOp(padded.padding, inserted);
     }
     rewriter.setInsertionPointAfter(inserted.getDefiningOp());
-    Value readBack = tensor::ExtractSliceOp::create(
-        rewriter, loc, sourceType, inserted, padded.offsets, sizes, strides);
+    Value readBack = extractInterior(rewriter, padded, inserted);
     rewriter.replaceUsesWithIf(padded.result, readBack, [&](OpOperand &use) {
       return use.getOwner() != inserted.getDefiningOp();
     });
