@@ -110,8 +110,10 @@ constexpr int64_t kMinInteriorRow = 16;
 
 /// Whether every user of `padded.result` other than its padding reads the
 /// padded interior as fast as a whole buffer: elementwise ops, through
-/// reshapes and other paddings. If not, the value keeps its own buffer and the
-/// padding copies it. An elementwise op that writes over the value in place
+/// reshapes and other paddings. If not, the value keeps its own buffer, and
+/// an elementwise producer writes it a second time into the interior
+/// (writeAlsoPadded); after any other, the padding copies it. An elementwise
+/// op that writes over the value in place
 /// (traincc-fuse-elementwise reuses dead inputs) would leave its result in
 /// the interior too, and that result is often a gradient that bias and
 /// filter gradients sum: such ops, listed in `freshDestinations`, get a
