@@ -17,18 +17,26 @@ using namespace mlir;
 
 namespace {
 
-/// A padded copy of a generic's result: `tensor.pad` by a constant, or (as
-/// the data-gradient lowering pads) an `insert_slice` with unit strides into
-/// a `linalg.fill` of an empty tensor.
+/// A padded copy of an op's result: `tensor.pad` by a constant, or (as the
+/// data-gradient lowering pads) an `insert_slice` with unit strides into a
+/// `linalg.fill` of an empty tensor.
 struct PaddedResult {
   OpResult result;
   Operation *padding;
   // The padded tensor's fill when the padding already has one.
   linalg::FillOp fill;
-  RankedTensorType paddedType;
   Value padValue;
   SmallVector<OpFoldResult> offsets;
 };
+
+/// Whether `fill` writes a constant into an empty tensor and is its only
+/// user, and its result has one user: a fill that can move or go.
+static bool isLoneConstantFill(linalg::FillOp fill) {
+  return fill && fill->hasOneUse() &&
+         fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() &&
+         fill.getOutputs()[0].hasOneUse() &&
+         fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+}
 
 static bool allConstant(ArrayRef<OpFoldResult> values) {
   return llvm::all_of(values, [](OpFoldResult value) {
@@ -65,18 +73,14 @@ static std::optional<PaddedResult> matchPad(tensor::PadOp pad) {
   auto result = dyn_cast<OpResult>(pad.getSource());
   if (!result)
     return std::nullopt;
-  return PaddedResult{
-      result, pad, nullptr, pad.getResultType(), padding, pad.getMixedLowPad()};
+  return PaddedResult{result, pad, nullptr, padding, pad.getMixedLowPad()};
 }
 
 static std::optional<PaddedResult>
 matchInsertIntoFill(tensor::InsertSliceOp insert) {
   auto fill = insert.getDest().getDefiningOp<linalg::FillOp>();
   auto result = dyn_cast<OpResult>(insert.getSource());
-  if (!fill || !result || !fill->hasOneUse() ||
-      !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() ||
-      !fill.getOutputs()[0].hasOneUse() ||
-      !fill.getInputs()[0].getDefiningOp<arith::ConstantOp>() ||
+  if (!result || !isLoneConstantFill(fill) ||
       !insert.getDestType().hasStaticShape() ||
       // Not rank-reducing: the whole result goes into the interior.
       insert.getSourceType().getRank() != insert.getDestType().getRank() ||
@@ -85,11 +89,7 @@ matchInsertIntoFill(tensor::InsertSliceOp insert) {
         return getConstantIntValue(stride) == 1;
       }))
     return std::nullopt;
-  return PaddedResult{result,
-                      insert,
-                      fill,
-                      insert.getDestType(),
-                      fill.getInputs()[0],
+  return PaddedResult{result, insert, fill, fill.getInputs()[0],
                       insert.getMixedOffsets()};
 }
 
@@ -198,12 +198,30 @@ struct PadInProducerPass
       return padded.fill.getResult(0);
     }
     Location loc = padded.padding->getLoc();
+    auto paddedType =
+        cast<RankedTensorType>(padded.padding->getResult(0).getType());
     Value padValue =
         rewriter.clone(*padded.padValue.getDefiningOp())->getResult(0);
-    Value empty =
-        tensor::EmptyOp::create(rewriter, loc, padded.paddedType.getShape(),
-                                padded.paddedType.getElementType());
+    Value empty = tensor::EmptyOp::create(rewriter, loc, paddedType.getShape(),
+                                          paddedType.getElementType());
     return linalg::FillOp::create(rewriter, loc, padValue, empty).getResult(0);
+  }
+
+  /// Right after `producer`, the padded value: `value` inserted into
+  /// `filled` as its interior (an insert_slice of the slice `value` was
+  /// written to, which bufferizes to nothing), in place of the padding.
+  Value placePaddingAfter(RewriterBase &rewriter, PaddedResult &padded,
+                          Operation *producer, Value value, Value filled) {
+    rewriter.setInsertionPointAfter(producer);
+    if (padded.fill) {
+      rewriter.moveOpAfter(padded.padding, producer);
+      rewriter.modifyOpInPlace(padded.padding,
+                               [&] { padded.padding->setOperand(0, value); });
+      return padded.padding->getResult(0);
+    }
+    Value inserted = insertInterior(rewriter, padded, value, filled);
+    rewriter.replaceOp(padded.padding, inserted);
+    return inserted;
   }
 
   /// An elementwise generic whose result some users read best from a whole
@@ -244,16 +262,7 @@ struct PadInProducerPass
     });
     Value second = twice->getResult(producer->getNumResults());
     rewriter.replaceOp(producer, twice->getResults().drop_back());
-
-    rewriter.setInsertionPointAfter(twice);
-    if (padded.fill) {
-      rewriter.moveOpAfter(padded.padding, twice);
-      rewriter.modifyOpInPlace(padded.padding,
-                               [&] { padded.padding->setOperand(0, second); });
-      return;
-    }
-    rewriter.replaceOp(padded.padding,
-                       insertInterior(rewriter, padded, second, filled));
+    placePaddingAfter(rewriter, padded, twice, second, filled);
   }
 
   /// The generic that computes `padded.result` writes it into the interior
@@ -276,9 +285,7 @@ struct PadInProducerPass
     linalg::FillOp initFill;
     if (producer.payloadUsesValueFromOperand(init)) {
       initFill = init->get().getDefiningOp<linalg::FillOp>();
-      if (!initFill || !initFill->hasOneUse() ||
-          !initFill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>() ||
-          !initFill.getInputs()[0].getDefiningOp<arith::ConstantOp>())
+      if (!isLoneConstantFill(initFill))
         return;
     } else if (producer.getNumReductionLoops() != 0 ||
                !producer.getMatchingIndexingMap(init).isPermutation()) {
@@ -320,15 +327,8 @@ struct PadInProducerPass
     // other users read the padded tensor's interior. Read directly, through
     // a reshape, the result would look to bufferization as if the insert
     // could overwrite it, and the insert would become a copy.
-    rewriter.setInsertionPointAfter(producer);
-    Value inserted;
-    if (padded.fill) {
-      rewriter.moveOpAfter(padded.padding, producer);
-      inserted = padded.padding->getResult(0);
-    } else {
-      inserted = insertInterior(rewriter, padded, padded.result, filled);
-      rewriter.replaceOp(padded.padding, inserted);
-    }
+    Value inserted =
+        placePaddingAfter(rewriter, padded, producer, padded.result, filled);
     rewriter.setInsertionPointAfter(inserted.getDefiningOp());
     Value readBack = extractInterior(rewriter, padded, inserted);
     rewriter.replaceUsesWithIf(padded.result, readBack, [&](OpOperand &use) {
