@@ -8,8 +8,11 @@
 // runtime's thread pool (LowerParallelCalls.cpp).
 //
 // The outlined functions take bare pointers (the module's calling
-// convention), so every memref they take must have an identity layout; ops
-// on subviews stay where they are. Arguments whose buffers no other
+// convention), so every memref they take has an identity layout. A view of
+// static offset and strides (a padded buffer's interior, which
+// traincc-pad-in-producer has producers write) is passed as the buffer it
+// views and rebuilt inside by memref.reinterpret_cast: left inline, such an
+// op would run on one thread. Arguments whose buffers no other
 // argument aliases are marked `llvm.noalias`, which lets LLVM keep
 // accumulators in registers and vectorize without run-time overlap checks.
 //
@@ -63,9 +66,55 @@ std::optional<unsigned> pickParallelLoop(linalg::LinalgOp op,
   return std::nullopt;
 }
 
-bool takesBarePointer(Value value) {
+/// What an outlined function takes for `value`: the value itself when a
+/// bare pointer describes it (not a memref, or one of static shape and
+/// identity layout); for a view of static shape, offset and strides, the
+/// identity-layout buffer it views through subviews, reshapes and casts,
+/// which keep the buffer's aligned pointer and count the view's offset
+/// from it; else null.
+Value barePointerSource(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
-  return !type || (type.hasStaticShape() && type.getLayout().isIdentity());
+  if (!type)
+    return value;
+  if (!type.hasStaticShape())
+    return nullptr;
+  if (type.getLayout().isIdentity())
+    return value;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return nullptr;
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<memref::SubViewOp, memref::CollapseShapeOp,
+             memref::ExpandShapeOp, memref::CastOp>(def))
+      return nullptr;
+    value = def->getOperand(0);
+    auto source = cast<MemRefType>(value.getType());
+    if (source.getLayout().isIdentity())
+      return source.hasStaticShape() ? value : nullptr;
+  }
+  return nullptr;
+}
+
+/// A memref.copy between views that are not both contiguous (the phases
+/// of a strided convolution's data gradient going into their interleaved
+/// output) becomes a call of the runtime's memrefCopy, which walks the
+/// elements one at a time through their descriptors (1.5-2.5 GB/s); as a
+/// linalg.copy it is a loop nest that LLVM vectorizes and this pass splits
+/// across threads. Contiguous copies stay memcpy.
+void replaceStridedCopy(memref::CopyOp copy) {
+  auto sourceType = dyn_cast<MemRefType>(copy.getSource().getType());
+  auto targetType = dyn_cast<MemRefType>(copy.getTarget().getType());
+  if (!sourceType || !targetType || !sourceType.hasStaticShape() ||
+      (memref::isStaticShapeAndContiguousRowMajor(sourceType) &&
+       memref::isStaticShapeAndContiguousRowMajor(targetType)))
+    return;
+  OpBuilder builder(copy);
+  linalg::CopyOp::create(builder, copy.getLoc(), copy.getSource(),
+                         copy.getTarget());
+  copy.erase();
 }
 
 struct OutlineParallelLoopsPass
@@ -80,6 +129,9 @@ struct OutlineParallelLoopsPass
       if (func.isExternal() || func->hasAttr(kParallelBodyAttrName))
         continue;
       unsigned counter = 0;
+      for (Operation &op : llvm::make_early_inc_range(func.getBody().getOps()))
+        if (auto copy = dyn_cast<memref::CopyOp>(op))
+          replaceStridedCopy(copy);
       SmallVector<linalg::LinalgOp> ops;
       for (Operation &op : func.getBody().getOps())
         if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
@@ -119,14 +171,20 @@ struct OutlineParallelLoopsPass
       else
         captured.insert(value);
     }
-    if (!llvm::all_of(captured, takesBarePointer))
-      return success();
+    // Views go in as the buffers they view.
+    llvm::SetVector<Value> arguments;
+    for (Value value : captured) {
+      Value source = barePointerSource(value);
+      if (!source)
+        return success();
+      arguments.insert(source);
+    }
 
     OpBuilder builder(op);
     Location loc = op.getLoc();
     MLIRContext *ctx = builder.getContext();
     SmallVector<Type> argTypes;
-    for (Value value : captured)
+    for (Value value : arguments)
       argTypes.push_back(value.getType());
     Type indexType = builder.getIndexType();
     if (parallel)
@@ -152,9 +210,9 @@ struct OutlineParallelLoopsPass
       return !rangeA || !rangeB || (rangeA->first < rangeB->second &&
                                     rangeB->first < rangeA->second);
     };
-    for (auto [index, value] : llvm::enumerate(captured))
+    for (auto [index, value] : llvm::enumerate(arguments))
       if (isa<MemRefType>(value.getType()) &&
-          llvm::none_of(llvm::enumerate(captured), [&](auto other) {
+          llvm::none_of(llvm::enumerate(arguments), [&](auto other) {
             return other.index() != index &&
                    isa<MemRefType>(other.value().getType()) &&
                    mayAlias(value, other.value());
@@ -167,18 +225,28 @@ struct OutlineParallelLoopsPass
     IRMapping mapping;
     for (Operation *constant : constants)
       bodyBuilder.clone(*constant, mapping);
-    for (auto [value, arg] : llvm::zip(captured, entry->getArguments()))
+    for (auto [value, arg] : llvm::zip(arguments, entry->getArguments()))
       mapping.map(value, arg);
+    for (Value value : captured) {
+      if (arguments.contains(value))
+        continue;
+      auto type = cast<MemRefType>(value.getType());
+      auto [strides, offset] = type.getStridesAndOffset();
+      Value source = mapping.lookup(barePointerSource(value));
+      mapping.map(value, memref::ReinterpretCastOp::create(
+                             bodyBuilder, loc, type, source, offset,
+                             type.getShape(), strides));
+    }
     Operation *whole = bodyBuilder.clone(*op, mapping);
-    SmallVector<Value> operands(captured.begin(), captured.end());
+    SmallVector<Value> operands(arguments.begin(), arguments.end());
     if (!parallel) {
       func::ReturnOp::create(bodyBuilder, loc);
       func::CallOp::create(builder, loc, body, operands);
       op->erase();
       return success();
     }
-    Value begin = entry->getArgument(captured.size());
-    Value end = entry->getArgument(captured.size() + 1);
+    Value begin = entry->getArgument(arguments.size());
+    Value end = entry->getArgument(arguments.size() + 1);
     SmallVector<OpFoldResult> offsets(ranges.size(), bodyBuilder.getIndexAttr(0));
     SmallVector<OpFoldResult> sizes;
     for (int64_t range : ranges)

@@ -47,15 +47,15 @@ func.func @step(%a: memref<8x16xf32>, %b: memref<8x16xf32>, %c: memref<128xf32>)
 
 // -----
 
-// Tests that small ops, ops without a parallel loop and ops on subviews
-// (which bare pointers cannot describe) stay inline.
+// Tests that small ops, ops without a parallel loop and ops on views of
+// dynamic offset (which bare pointers cannot describe) stay inline.
 // CHECK-LABEL: func.func @stay
 // CHECK-NOT: call
 // CHECK-COUNT-3: linalg.generic
 // CHECK-NOT: func.func private
 #id1 = affine_map<(i) -> (i)>
 #sum = affine_map<(i) -> ()>
-func.func @stay(%small: memref<4xf32>, %big: memref<1024xf32>, %total: memref<f32>) {
+func.func @stay(%small: memref<4xf32>, %big: memref<1024xf32>, %total: memref<f32>, %at: index) {
   linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
       ins(%small : memref<4xf32>) outs(%small : memref<4xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -67,13 +67,56 @@ func.func @stay(%small: memref<4xf32>, %big: memref<1024xf32>, %total: memref<f3
     %s = arith.addf %in, %out : f32
     linalg.yield %s : f32
   }
-  %half = memref.subview %big[0] [512] [2] : memref<1024xf32> to memref<512xf32, strided<[2]>>
+  %half = memref.subview %big[%at] [512] [1] : memref<1024xf32> to memref<512xf32, strided<[1], offset: ?>>
   linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]}
-      outs(%half : memref<512xf32, strided<[2]>>) {
+      outs(%half : memref<512xf32, strided<[1], offset: ?>>) {
   ^bb0(%out: f32):
     %z = arith.constant 0.0 : f32
     linalg.yield %z : f32
   }
+  return
+}
+
+// -----
+
+// Tests that an op writing the interior of a padded buffer (a view of
+// static offset and strides) is split across threads too: the body takes
+// the whole buffer and rebuilds the view.
+// CHECK-LABEL: func.func @padded_interior
+// CHECK-SAME: (%[[X:.*]]: memref<8x16x16xf32>, %[[P:.*]]: memref<8x18x18xf32>)
+// CHECK: call @padded_interior_par0(%[[X]], %[[P]], %{{.*}}, %{{.*}}) : (memref<8x16x16xf32>, memref<8x18x18xf32>, index, index) -> ()
+// CHECK: func.func private @padded_interior_par0(%{{.*}}: memref<8x16x16xf32> {llvm.noalias}, %[[PB:.*]]: memref<8x18x18xf32> {llvm.noalias}, %{{.*}}: index, %{{.*}}: index)
+// CHECK: %[[VIEW:.*]] = memref.reinterpret_cast %[[PB]] to offset: [19], sizes: [8, 16, 16], strides: [324, 18, 1] : memref<8x18x18xf32> to memref<8x16x16xf32, strided<[324, 18, 1], offset: 19>>
+// CHECK: memref.subview %[[VIEW]]
+#id3 = affine_map<(n, h, w) -> (n, h, w)>
+func.func @padded_interior(%x: memref<8x16x16xf32>, %padded: memref<8x18x18xf32>) {
+  %interior = memref.subview %padded[0, 1, 1] [8, 16, 16] [1, 1, 1] : memref<8x18x18xf32> to memref<8x16x16xf32, strided<[324, 18, 1], offset: 19>>
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : memref<8x16x16xf32>) outs(%interior : memref<8x16x16xf32, strided<[324, 18, 1], offset: 19>>) {
+  ^bb0(%in: f32, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %in, %z : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Tests that a copy into a strided view (a strided convolution's data
+// gradient phase going into its interleaved output) becomes a linalg.copy
+// split across threads, while a contiguous copy stays memref.copy (memcpy).
+// CHECK-LABEL: func.func @strided_copy
+// CHECK-SAME: (%[[PHASE:.*]]: memref<8x16x16xf32>, %[[OUT:.*]]: memref<8x32x32xf32>, %[[SAME:.*]]: memref<8x16x16xf32>)
+// CHECK: call @strided_copy_par0(%[[PHASE]], %[[OUT]], %{{.*}}, %{{.*}})
+// CHECK-NEXT: memref.copy %[[PHASE]], %[[SAME]]
+// CHECK: func.func private @strided_copy_par0
+// CHECK: memref.reinterpret_cast %{{.*}} to offset: [33], sizes: [8, 16, 16], strides: [1024, 64, 2]
+// CHECK: linalg.copy
+func.func @strided_copy(%phase: memref<8x16x16xf32>, %out: memref<8x32x32xf32>, %same: memref<8x16x16xf32>) {
+  %odd = memref.subview %out[0, 1, 1] [8, 16, 16] [1, 2, 2] : memref<8x32x32xf32> to memref<8x16x16xf32, strided<[1024, 64, 2], offset: 33>>
+  memref.copy %phase, %odd : memref<8x16x16xf32> to memref<8x16x16xf32, strided<[1024, 64, 2], offset: 33>>
+  memref.copy %phase, %same : memref<8x16x16xf32> to memref<8x16x16xf32>
   return
 }
 

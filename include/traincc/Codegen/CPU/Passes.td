@@ -250,8 +250,13 @@ def OutlineParallelLoopsPass
     along a parallel loop changes no arithmetic, so results do not depend on
     the number of threads.
 
-    Ops whose operands have non-identity layouts (subviews) stay inline: the
-    outlined functions take bare pointers.
+    The outlined functions take bare pointers. An operand viewed with a
+    static offset and strides (a padded buffer's interior) is passed as the
+    identity-layout buffer it views and rebuilt in the body with
+    `memref.reinterpret_cast`; ops on views of dynamic offset or strides stay
+    inline. A `memref.copy` between views that are not both contiguous (the
+    runtime's element-by-element `memrefCopy`) first becomes a `linalg.copy`,
+    so that it is split and vectorized like the other ops.
 
     With `outline-serial`, ops too small to split, or without a loop that
     splits them, move into `@<function>_seq<N>(operands...)` functions
@@ -269,6 +274,7 @@ def OutlineParallelLoopsPass
   ];
   let dependentDialects = [
     "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::memref::MemRefDialect",
   ];
 }
