@@ -18,7 +18,10 @@ listed). For example:
   /usr/bin/python3 bench/compare_kernels.py a.report a.profile b.report b.profile
 
 Alternate the two trainers' runs and compare more than one pair: a kernel
-that moves the same way in every pair moved because of the change.
+that moves the same way in every pair moved because of the change. A
+profile argument may also name several runs, comma-separated: each
+kernel's time is then its least over them (a busy moment of the machine
+only ever adds time).
 
 Usage: compare_kernels.py A_REPORT A_PROFILE B_REPORT B_PROFILE
                           [--step micro_step] [--top N]
@@ -62,6 +65,16 @@ def profile_times(path, step):
     return times
 
 
+def least_times(paths, step):
+    """profile_times of each comma-separated path, each kernel's least."""
+    least = {}
+    for path in paths.split(","):
+        for kernel, (kind, ms) in profile_times(path, step).items():
+            if kernel not in least or ms < least[kernel][1]:
+                least[kernel] = (kind, ms)
+    return least
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("a_report")
@@ -74,8 +87,8 @@ def main():
 
     rows_a = report_rows(args.a_report, args.step)
     rows_b = report_rows(args.b_report, args.step)
-    times_a = profile_times(args.a_profile, args.step)
-    times_b = profile_times(args.b_profile, args.step)
+    times_a = least_times(args.a_profile, args.step)
+    times_b = least_times(args.b_profile, args.step)
     if not rows_a or not rows_b:
         sys.exit(f"compare_kernels: no 'cpu {args.step}:' table in a report")
     if not times_a or not times_b:
