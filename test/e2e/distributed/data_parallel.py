@@ -39,7 +39,6 @@ Run with /usr/bin/python3 (Debian's torch and onnx).
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 
@@ -49,6 +48,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "parity"))
 import parity  # noqa: E402
+from rendezvous_port import free_port  # noqa: E402
 
 
 class MLP(nn.Module):
@@ -68,12 +68,6 @@ MODELS["mlp"] = (MLP, (20,), 5)
 
 MPIRUN = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to",
           "none"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def launch(args, trainer, train_args, timeout, base_env=None):

@@ -23,7 +23,6 @@ a process hangs past its limit or the error is missing.
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,14 +30,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "runtime"))
 import make_data  # noqa: E402
+from rendezvous_port import free_port  # noqa: E402
 
 LIMIT = 30  # seconds any process may take to stop after the fault
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for_step(log, procs, limit=30):

@@ -11,9 +11,10 @@ with "[rank R] ", and exits with the first non-zero exit code (0 when all
 succeed). Replicas still running after 120 s are killed (exit 124).
 """
 import os
-import socket
 import subprocess
 import sys
+
+from rendezvous_port import free_port
 
 
 def main():
@@ -25,9 +26,7 @@ def main():
         args = args[3:]
     n = int(args[0])
     command = args[1:]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = str(s.getsockname()[1])
+    port = str(free_port())
     procs = []
     for rank in range(n):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank),
