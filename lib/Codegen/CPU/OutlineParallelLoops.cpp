@@ -173,11 +173,12 @@ struct OutlineParallelLoopsPass
     }
     // Views go in as the buffers they view.
     llvm::SetVector<Value> arguments;
+    SmallVector<Value> sources;
     for (Value value : captured) {
-      Value source = barePointerSource(value);
-      if (!source)
+      sources.push_back(barePointerSource(value));
+      if (!sources.back())
         return success();
-      arguments.insert(source);
+      arguments.insert(sources.back());
     }
 
     OpBuilder builder(op);
@@ -227,15 +228,14 @@ struct OutlineParallelLoopsPass
       bodyBuilder.clone(*constant, mapping);
     for (auto [value, arg] : llvm::zip(arguments, entry->getArguments()))
       mapping.map(value, arg);
-    for (Value value : captured) {
-      if (arguments.contains(value))
+    for (auto [value, source] : llvm::zip(captured, sources)) {
+      if (source == value)
         continue;
       auto type = cast<MemRefType>(value.getType());
       auto [strides, offset] = type.getStridesAndOffset();
-      Value source = mapping.lookup(barePointerSource(value));
       mapping.map(value, memref::ReinterpretCastOp::create(
-                             bodyBuilder, loc, type, source, offset,
-                             type.getShape(), strides));
+                             bodyBuilder, loc, type, mapping.lookup(source),
+                             offset, type.getShape(), strides));
     }
     Operation *whole = bodyBuilder.clone(*op, mapping);
     SmallVector<Value> operands(arguments.begin(), arguments.end());

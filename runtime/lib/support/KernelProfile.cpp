@@ -61,9 +61,29 @@ double rate(double amount, double seconds) {
   return seconds > 0 ? amount / seconds * 1e-9 : 0;
 }
 
+/// How many of each step's slowest kernels to list: TRAINCC_SLOWEST_KERNELS
+/// (0: all, to compare two builds kernel by kernel), else 8. A value that is
+/// not a count is named on `out` and the default kept.
+size_t slowestKernelsToList(std::FILE *out) {
+  const char *count = std::getenv("TRAINCC_SLOWEST_KERNELS");
+  if (!count)
+    return 8;
+  char *end = nullptr;
+  unsigned long value = std::strtoul(count, &end, 10);
+  if (end == count || *end != '\0' || count[0] == '-') {
+    std::fprintf(out,
+                 "warning: TRAINCC_SLOWEST_KERNELS='%s' is not a count of "
+                 "kernels (0 lists all); listing 8\n",
+                 count);
+    return 8;
+  }
+  return value;
+}
+
+/// `listed`: how many of the slowest kernels to print, 0 for all.
 void printStep(std::FILE *out, const char *name,
                const std::vector<KernelTotal> &kernels,
-               const StepCalls &stepCalls) {
+               const StepCalls &stepCalls, size_t listed) {
   struct ClassTotal {
     unsigned kernels = 0;
     double seconds = 0, flops = 0, bytes = 0;
@@ -108,15 +128,8 @@ void printStep(std::FILE *out, const char *name,
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return kernels[a].secondsPerCall() > kernels[b].secondsPerCall();
   });
-  // TRAINCC_SLOWEST_KERNELS=N lists N kernels instead of 8 (0: all), to
-  // compare two builds kernel by kernel.
-  size_t listed = 8;
-  if (const char *count = std::getenv("TRAINCC_SLOWEST_KERNELS")) {
-    char *end = nullptr;
-    unsigned long value = std::strtoul(count, &end, 10);
-    if (end != count && *end == '\0')
-      listed = value ? value : order.size();
-  }
+  if (listed == 0)
+    listed = order.size();
   std::fprintf(out, "  slowest kernels (numbered as in traincc --report):\n");
   for (size_t i = 0; i < std::min<size_t>(order.size(), listed); ++i) {
     const KernelTotal &kernel = kernels[order[i]];
@@ -137,16 +150,19 @@ bool printKernelProfile(std::FILE *out) {
   Profile &p = profile();
   std::lock_guard<std::mutex> lock(p.mutex);
   bool printed = false;
+  size_t listed = 0;
   for (int step = 0; step < kSteps; ++step) {
     const std::vector<KernelTotal> &kernels = p.steps[step];
     if (std::none_of(kernels.begin(), kernels.end(),
                      [](const KernelTotal &k) { return k.calls > 0; }))
       continue;
-    if (!printed)
+    if (!printed) {
       std::fprintf(out, "kernel times (traincc --profile-kernels; the first "
                         "call of each kernel is left out):\n");
+      listed = slowestKernelsToList(out);
+    }
     printed = true;
-    printStep(out, kStepNames[step], kernels, p.stepCalls[step]);
+    printStep(out, kStepNames[step], kernels, p.stepCalls[step], listed);
   }
   return printed;
 }
