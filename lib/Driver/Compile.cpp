@@ -483,9 +483,10 @@ int emitTrainer(ModuleOp module, const CompileOptions &options,
   PassManager bufferizePm(module.getContext());
   stage->time(bufferizePm);
   buildBufferizePipeline(bufferizePm,
-                         LinalgPipelineOptions(!options.training.noFuse,
-                                               /*replicaCollectives=*/true,
-                                               /*forCPU=*/true));
+                         LinalgPipelineOptions(
+                             !options.training.noFuse,
+                             /*replicaCollectives=*/true, /*forCPU=*/true,
+                             options.training.winogradMinChannels));
   if (failed(stage->run(bufferizePm, module)))
     return 1;
   if (options.targetCPU)

@@ -85,9 +85,10 @@ std::optional<CandidatePlan> planFor(const CompileOptions &options,
     PassManager pm(&context);
     stage.time(pm);
     buildBufferizePipeline(pm,
-                           LinalgPipelineOptions(!options.training.noFuse,
-                                                 /*replicaCollectives=*/true,
-                                                 /*forCPU=*/true));
+                           LinalgPipelineOptions(
+                               !options.training.noFuse,
+                               /*replicaCollectives=*/true, /*forCPU=*/true,
+                               options.training.winogradMinChannels));
     CPUCodegenPipelineOptions cpuOptions;
     cpuOptions.cpu = options.cpu;
     cpuOptions.fuse = !options.training.noFuse;

@@ -133,6 +133,12 @@ void traincc::buildTrainingPipeline(OpPassManager &pm,
 
 void traincc::buildTrainToLinalgPipeline(OpPassManager &pm,
                                          const LinalgPipelineOptions &options) {
+  // Before the direct lowering, which takes the convolutions left.
+  if (options.cpuKernels && options.winogradMinChannels > 0) {
+    WinogradConvolutionsPassOptions winograd;
+    winograd.minChannels = options.winogradMinChannels;
+    pm.addPass(createWinogradConvolutionsPass(winograd));
+  }
   ConvertTrainToLinalgPassOptions lowering;
   lowering.replicaCollectives = options.collectives;
   pm.addPass(createConvertTrainToLinalgPass(lowering));

@@ -65,14 +65,23 @@ struct LinalgPipelineOptions
       llvm::cl::desc("The steps become CPU loop nests: elementwise fusion "
                      "uses the CPU cost model (traincc-fuse-elementwise)"),
       llvm::cl::init(false)};
+  Option<int64_t> winogradMinChannels{
+      *this, "winograd-min-channels",
+      llvm::cl::desc("With cpu-kernels: 3x3 stride-1 convolutions with at "
+                     "least this many input and output channels go through "
+                     "Winograd F(2x2,3x3) (traincc-winograd-convolutions; "
+                     "0: none)"),
+      llvm::cl::init(0)};
 
   LinalgPipelineOptions() = default;
   explicit LinalgPipelineOptions(bool fuseElementwise,
                                  bool replicaCollectives = true,
-                                 bool forCPU = false) {
+                                 bool forCPU = false,
+                                 int64_t winogradChannels = 0) {
     fuse = fuseElementwise;
     collectives = replicaCollectives;
     cpuKernels = forCPU;
+    winogradMinChannels = winogradChannels;
   }
 };
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "traincc/Codegen/CPU/Passes.h"
+#include "traincc/Codegen/Common/LinalgBuilders.h"
 
 #include "AffineStride.h"
 
@@ -75,7 +76,9 @@ struct OrderLoopsForVectorizationPass
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : ops) {
       unsigned numLoops = op.getNumLoops();
-      if (numLoops < 2)
+      // Ops whose bodies were written for their loop order (the Winograd
+      // transforms: short position loops innermost, unrolled whole).
+      if (numLoops < 2 || op->hasAttr(traincc::codegen::kKeepLoopOrderAttrName))
         continue;
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       auto iterators = op.getIteratorTypesArray();

@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "traincc/Codegen/CPU/Passes.h"
+#include "traincc/Codegen/Common/LinalgBuilders.h"
 #include "traincc/Codegen/Common/ChannelSums.h"
 
 #include "AffineStride.h"
@@ -376,6 +377,10 @@ struct Vectorizer {
   /// a partial sum per block changes where a reduction's lanes are summed.
   std::optional<std::pair<unsigned, int64_t>>
   reductionBlock(ArrayRef<int64_t> ranges) {
+    // Its producer laid the inputs out in blocks that stay cached while
+    // the outer parallel loops hold still (the Winograd products).
+    if (op->hasAttr(traincc::codegen::kCacheBlockedAttrName))
+      return std::nullopt;
     auto iterators = op.getIteratorTypesArray();
     unsigned inner = numLoops - 1;
     std::optional<unsigned> outermost;

@@ -85,3 +85,22 @@ func.func @channel_sum(%x: memref<4x32x784xf32>, %sum: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+// Tests that an op marked traincc.keep_loop_order (a Winograd transform,
+// whose short position loop innermost is unrolled whole) keeps its order
+// although another loop is longer and contiguous.
+// CHECK: #[[KEPT:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @kept_order
+// CHECK: indexing_maps = [#[[KEPT]], #[[KEPT]]], iterator_types = ["parallel", "parallel"]
+// CHECK-SAME: traincc.keep_loop_order
+#kept = affine_map<(i, x) -> (x, i)>
+func.func @kept_order(%a: memref<4x64xf32>, %b: memref<4x64xf32>) {
+  linalg.generic {indexing_maps = [#kept, #kept], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x64xf32>) outs(%b : memref<4x64xf32>) attrs = {traincc.keep_loop_order} {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  return
+}

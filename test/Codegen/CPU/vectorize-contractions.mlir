@@ -203,6 +203,31 @@ func.func @filter_gradient_channels_innermost(%x: memref<4x16x64xf32>, %dy: memr
 
 // -----
 
+// Tests that a contraction marked traincc.cache_blocked (its producer laid
+// its inputs out in cached blocks: the Winograd products) is not blocked
+// over its reduction, whatever the cache size: the output-channel loop is
+// the outermost.
+// BLOCK-LABEL: func.func @cache_blocked
+// BLOCK-NOT: scf.for
+// BLOCK: scf.for %{{.*}} = %{{.*}} to %c8 step %c4
+// BLOCK: scf.for %{{.*}} = %{{.*}} to %c64 step %c64
+// BLOCK: scf.for %{{.*}} = %c0{{.*}} to %c4 step %c1 iter_args
+#xt = affine_map<(f, n, p, k) -> (n, p, k)>
+#dyt = affine_map<(f, n, p, k) -> (n, f, p)>
+#dwt = affine_map<(f, n, p, k) -> (f, k)>
+func.func @cache_blocked(%x: memref<4x16x64xf32>, %dy: memref<4x8x16xf32>, %dw: memref<8x64xf32>) {
+  linalg.generic {indexing_maps = [#xt, #dyt, #dwt], iterator_types = ["parallel", "reduction", "reduction", "parallel"]}
+      ins(%x, %dy : memref<4x16x64xf32>, memref<4x8x16xf32>) outs(%dw : memref<8x64xf32>) attrs = {traincc.cache_blocked} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m fastmath<reassoc> : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Tests that contractions whose innermost loop reads an operand with a
 // stride (f32 or bf16) stay linalg ops.
 // CHECK-LABEL: func.func @untouched

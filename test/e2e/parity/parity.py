@@ -460,6 +460,10 @@ def main():
                         "in exact arithmetic (the bias of a BatchNorm that "
                         "another BatchNorm follows gets no gradient), whose "
                         "rounding noise is compared in absolute terms")
+    parser.add_argument("--traincc-flag", action="append", default=[],
+                        metavar="FLAG",
+                        help="one more traincc flag (repeatable), e.g. "
+                        "--traincc-flag=--winograd-min-channels=1")
     parser.add_argument("--workdir")
     parser.add_argument("--fashion-mnist", action="store_true",
                         help="train on the first Fashion-MNIST images "
@@ -494,6 +498,7 @@ def main():
         compile_cmd += ["--momentum", str(args.momentum)]
     if args.target and not args.emulated_cuda:
         compile_cmd += ["--target", args.target]
+    compile_cmd += args.traincc_flag
     device, env = [], None
     if args.emulated_cuda:
         compile_cmd, device, env = emulated_cuda(compile_cmd, trainer, work,

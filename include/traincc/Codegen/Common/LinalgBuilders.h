@@ -148,6 +148,16 @@ mlir::Value reshapeTensor(mlir::OpBuilder &b, mlir::Location loc,
 llvm::SmallVector<mlir::utils::IteratorType>
 iteratorTypes(unsigned parallel, unsigned reduction = 0);
 
+/// On a `linalg.generic` whose body was written for its loop order (the
+/// Winograd transforms: short position loops innermost, which LLVM unrolls
+/// whole): traincc-order-loops-for-vectorization leaves it alone.
+constexpr llvm::StringLiteral kKeepLoopOrderAttrName =
+    "traincc.keep_loop_order";
+/// On a contraction whose inputs are laid out in blocks that stay cached
+/// while its outer parallel loops hold still (the Winograd products):
+/// traincc-vectorize-contractions does not block its reduction loop.
+constexpr llvm::StringLiteral kCacheBlockedAttrName = "traincc.cache_blocked";
+
 } // namespace traincc::codegen
 
 #endif // TRAINCC_CODEGEN_COMMON_LINALGBUILDERS_H

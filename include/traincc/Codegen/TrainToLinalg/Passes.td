@@ -95,4 +95,42 @@ def ConvertTrainToLinalgPass
   ];
 }
 
+def WinogradConvolutionsPass
+    : Pass<"traincc-winograd-convolutions", "mlir::ModuleOp"> {
+  let summary = "Lowers wide 3x3 stride-1 convolutions and their data "
+                "gradients to Winograd F(2x2,3x3) on linalg tensors";
+  let description = [{
+    Runs before `traincc-convert-train-to-linalg`, for the CPU kernels. A
+    `train.conv` or `train.conv_backward_data` (f32, 2-D, one group, a 3x3
+    kernel, stride and dilation 1, static shapes, an even number of output
+    rows and columns, at least `min-channels` input and output channels,
+    not marked `train.recomputed`) becomes:
+
+    - a filter transform `U = G g G^T` (`linalg.generic` over
+      `[4, 4, out, in]`; the data gradient reads the weight flipped, its
+      channel axes swapped),
+    - an input transform `V = B^T d B` of every 4x4 tile of the zero-padded
+      input, at a stride of 2 (`[4, 4, in, n, rows / 2, columns / 2]`; the
+      data gradient pads the output gradient by 2 - pad),
+    - one contraction `M[x, o, t] = sum_i U[x, o, i] V[x, i, t]` over the
+      16 tile positions (kernel class conv forward or conv data gradient),
+    - an output transform `Y = A^T M A` (+ bias) written as 2x2 blocks.
+
+    That is 16 multiply-adds per channel pair and 2x2 outputs instead of
+    36, computed in a different order: results differ from the direct
+    convolution by rounding. Other convolutions are left to
+    `traincc-convert-train-to-linalg`; `min-channels=0` leaves them all.
+  }];
+  let options = [
+    Option<"minChannels", "min-channels", "int64_t", /*default=*/"128",
+           "Fewest input and output channels a convolution needs to be "
+           "rewritten (0: none is)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // TRAINCC_CODEGEN_TRAINTOLINALG_PASSES_TD
