@@ -243,6 +243,8 @@ void traincc::buildCPULowerToLLVMPipeline(
   VectorizeInterleavedWindowsPassOptions windows;
   windows.vectorWidth = vectorWidth;
   pm.addPass(createVectorizeInterleavedWindowsPass(windows));
+  // Winograd transforms: each tile position's formula as straight code.
+  pm.addPass(createUnrollTilePositionsPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

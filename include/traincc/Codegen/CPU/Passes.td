@@ -94,6 +94,31 @@ def PackConvolutionWindowsPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def UnrollTilePositionsPass
+    : Pass<"traincc-unroll-tile-positions", "mlir::ModuleOp"> {
+  let summary = "Lowers the Winograd transforms to loops and unrolls their "
+                "short innermost position loops";
+  let description = [{
+    Each `linalg.generic` on buffers marked `traincc.keep_loop_order`
+    (traincc-winograd-convolutions' filter, input and output transforms)
+    becomes an `scf.for` nest whose innermost loops of at most `max-trips`
+    iterations (a tile's 4x4 or 2x2 positions) are unrolled whole. The body
+    picks each position's formula with selects on those loops' indices,
+    which become constants: LLVM folds the selects and shares the tile's
+    loads among its positions. Left to LLVM, the loops stay and every
+    position recomputes every formula. Run it after outlining (the
+    transforms are split across threads as linalg ops) and before
+    `convert-linalg-to-loops`.
+  }];
+  let options = [
+    Option<"maxTrips", "max-trips", "int64_t", /*default=*/"4",
+           "Longest innermost loop unrolled">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def CollapseContiguousLoopsPass
     : Pass<"traincc-collapse-contiguous-loops", "mlir::ModuleOp"> {
   let summary = "Merges neighbouring loops of a linalg.generic that walk "
