@@ -16,7 +16,10 @@
 //
 // The data gradient of a stride-1 convolution is itself one: the output
 // gradient, padded by 2 - pad, correlated with the weight flipped and its
-// channel axes swapped, which the filter transform reads directly.
+// channel axes swapped, which the filter transform reads directly. The
+// filter gradient is F(3x3, 2x2): each 2x2 block of output gradients
+// correlated with its 4x4 input tile, the 16 products summed over the
+// tiles by one contraction.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,10 +71,32 @@ Value selectByPosition(OpBuilder &b, Location loc, int64_t loop,
 }
 
 /// B^T d for one column d[0..3] of a tile: the 4 rows of the transform.
-SmallVector<Value> inputRows(OpBuilder &b, Location loc, ArrayRef<Value> d) {
+/// F(3x3, 2x2) (the filter gradient's) has the last row negated.
+SmallVector<Value> inputRows(OpBuilder &b, Location loc, ArrayRef<Value> d,
+                             bool filterGradient) {
   auto add = [&](Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); };
   auto sub = [&](Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); };
-  return {sub(d[0], d[2]), add(d[1], d[2]), sub(d[2], d[1]), sub(d[1], d[3])};
+  return {sub(d[0], d[2]), add(d[1], d[2]), sub(d[2], d[1]),
+          filterGradient ? sub(d[3], d[1]) : sub(d[1], d[3])};
+}
+
+/// G' g for one column g[0..1] of a 2x2 block of output gradients, F(3x3,
+/// 2x2)'s filter transform: the 4 rows.
+SmallVector<Value> gradientRows(OpBuilder &b, Location loc, ArrayRef<Value> g) {
+  Value half = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.5));
+  auto halve = [&](Value x) { return arith::MulFOp::create(b, loc, x, half); };
+  return {g[0], halve(arith::AddFOp::create(b, loc, g[0], g[1])),
+          halve(arith::SubFOp::create(b, loc, g[0], g[1])), g[1]};
+}
+
+/// A'^T m for one column m[0..3], F(3x3, 2x2)'s output transform: the 3
+/// rows of a filter.
+SmallVector<Value> filterGradientRows(OpBuilder &b, Location loc,
+                                      ArrayRef<Value> m) {
+  auto add = [&](Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); };
+  auto sub = [&](Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); };
+  Value middle = add(m[1], m[2]);
+  return {add(m[0], middle), sub(m[1], m[2]), add(middle, m[3])};
 }
 
 /// G g for one column g[0..2] of a filter: the 4 rows of the transform.
@@ -158,9 +183,9 @@ Value filterTransform(OpBuilder &b, Location loc, const WinogradConv &conv,
 /// V[xi, nu, block, i, image, th, tw] = (B^T d B)[xi, nu] of the 4x4 tile
 /// d = padded[block * images + image, i, 2 th.., 2 tw..].
 /// Loops: block, i, image, th, tw, xi, nu.
-Value inputTransform(OpBuilder &b, Location loc, const WinogradConv &conv,
-                     int64_t blocks, int64_t images, int64_t tileRows,
-                     int64_t tileColumns) {
+Value inputTransform(OpBuilder &b, Location loc, Value padded, int64_t blocks,
+                     int64_t images, int64_t tileRows, int64_t tileColumns,
+                     bool filterGradient = false) {
   MLIRContext *context = b.getContext();
   auto dim = [&](int64_t d) { return getAffineDimExpr(d, context); };
   AffineExpr block = dim(0), i = dim(1), image = dim(2), th = dim(3),
@@ -169,13 +194,13 @@ Value inputTransform(OpBuilder &b, Location loc, const WinogradConv &conv,
   SmallVector<AffineMap> maps;
   for (int64_t a = 0; a < kTile; ++a)
     for (int64_t c = 0; c < kTile; ++c) {
-      inputs.push_back(conv.padded);
+      inputs.push_back(padded);
       maps.push_back(AffineMap::get(7, 0,
                                     {block * images + image, i,
                                      th * kBlock + a, tw * kBlock + c},
                                     context));
     }
-  int64_t inChannels = tensorType(conv.padded).getDimSize(1);
+  int64_t inChannels = tensorType(padded).getDimSize(1);
   return buildTransform(
       b, loc, inputs, maps,
       {kTile, kTile, blocks, inChannels, images, tileRows, tileColumns},
@@ -187,8 +212,10 @@ Value inputTransform(OpBuilder &b, Location loc, const WinogradConv &conv,
               b, loc, 5,
               inputRows(b, loc,
                         {d[c], d[kTile + c], d[2 * kTile + c],
-                         d[3 * kTile + c]})));
-        return selectByPosition(b, loc, 6, inputRows(b, loc, row));
+                         d[3 * kTile + c]},
+                        filterGradient)));
+        return selectByPosition(b, loc, 6,
+                                inputRows(b, loc, row, filterGradient));
       });
 }
 
@@ -276,6 +303,16 @@ Value outputTransform(OpBuilder &b, Location loc, Value products, Value bias,
       ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3, 4}, {5, 6}});
 }
 
+/// Images per block of tiles: as many as fill kTilesPerBlock tiles, a
+/// divisor of the batch.
+int64_t imagesPerBlock(int64_t batch, int64_t tilesPerImage) {
+  int64_t images =
+      std::clamp<int64_t>(kTilesPerBlock / tilesPerImage, 1, batch);
+  while (batch % images != 0)
+    --images;
+  return images;
+}
+
 /// The whole convolution: transforms, the 16 products, the output
 /// transform.
 Value buildWinogradConv(OpBuilder &b, Location loc, const WinogradConv &conv,
@@ -286,12 +323,7 @@ Value buildWinogradConv(OpBuilder &b, Location loc, const WinogradConv &conv,
           inChannels = tensorType(conv.padded).getDimSize(1),
           tileRows = resultType.getDimSize(2) / kBlock,
           tileColumns = resultType.getDimSize(3) / kBlock;
-  // Images per block: as many as fill kTilesPerBlock tiles, a divisor of
-  // the batch.
-  int64_t images =
-      std::clamp<int64_t>(kTilesPerBlock / (tileRows * tileColumns), 1, batch);
-  while (batch % images != 0)
-    --images;
+  int64_t images = imagesPerBlock(batch, tileRows * tileColumns);
   int64_t blocks = batch / images, tiles = images * tileRows * tileColumns;
   int64_t positions = kTile * kTile;
   Value filter = tensor::CollapseShapeOp::create(
@@ -304,7 +336,8 @@ Value buildWinogradConv(OpBuilder &b, Location loc, const WinogradConv &conv,
       b, loc,
       RankedTensorType::get({positions, blocks, inChannels, tiles},
                             b.getF32Type()),
-      inputTransform(b, loc, conv, blocks, images, tileRows, tileColumns),
+      inputTransform(b, loc, conv.padded, blocks, images, tileRows,
+                     tileColumns),
       ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}, {4, 5, 6}});
   Value products = tileProducts(b, loc, filter, data, kind);
   Value productTiles = tensor::ExpandShapeOp::create(
@@ -314,6 +347,141 @@ Value buildWinogradConv(OpBuilder &b, Location loc, const WinogradConv &conv,
                             b.getF32Type()),
       products, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}, {4, 5, 6}});
   return outputTransform(b, loc, productTiles, conv.bias, resultType);
+}
+
+//===----------------------------------------------------------------------===//
+// Filter gradient: F(3x3, 2x2)
+//===----------------------------------------------------------------------===//
+//
+// dw[o, i, r, s] = sum over images and 2x2 blocks of output gradients of
+//   sum_{a, b} dy[2 th + a, 2 tw + b] x[2 th + a + r, 2 tw + b + s]:
+// per block, a 3x3 correlation of the 4x4 input tile with the 2x2 block,
+// Winograd F(3x3, 2x2): A'^T [(G' dy G'^T) . (B'^T x B')] A'. Summed over
+// the blocks first, the products become 16 contractions over the tiles.
+
+/// U'[xi, nu, block, o, image, th, tw] = (G' g G'^T)[xi, nu] of the 2x2
+/// block g of output gradients. Loops: block, o, image, th, tw, xi, nu.
+Value gradientTransform(OpBuilder &b, Location loc, Value grad, int64_t blocks,
+                        int64_t images, int64_t tileRows, int64_t tileColumns) {
+  MLIRContext *context = b.getContext();
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, context); };
+  AffineExpr block = dim(0), o = dim(1), image = dim(2), th = dim(3),
+             tw = dim(4), xi = dim(5), nu = dim(6);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (int64_t a = 0; a < kBlock; ++a)
+    for (int64_t c = 0; c < kBlock; ++c) {
+      inputs.push_back(grad);
+      maps.push_back(AffineMap::get(7, 0,
+                                    {block * images + image, o,
+                                     th * kBlock + a, tw * kBlock + c},
+                                    context));
+    }
+  int64_t channels = tensorType(grad).getDimSize(1);
+  return buildTransform(
+      b, loc, inputs, maps,
+      {kTile, kTile, blocks, channels, images, tileRows, tileColumns},
+      AffineMap::get(7, 0, {xi, nu, block, o, image, th, tw}, context),
+      [&](OpBuilder &b, Location loc, ValueRange g) {
+        SmallVector<Value> row;
+        for (int64_t c = 0; c < kBlock; ++c)
+          row.push_back(selectByPosition(
+              b, loc, 5, gradientRows(b, loc, {g[c], g[kBlock + c]})));
+        return selectByPosition(b, loc, 6, gradientRows(b, loc, row));
+      });
+}
+
+/// M[x, o, i] = sum over blocks and tiles of U'[x, block, o, t]
+/// V'[x, block, i, t]. The vectorizer blocks the reduction over `block`
+/// so that a block's tiles stay cached while every (o, i) tile walks them.
+Value tileGradientProducts(OpBuilder &b, Location loc, Value gradients,
+                           Value data) {
+  MLIRContext *context = b.getContext();
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, context); };
+  AffineExpr x = dim(0), o = dim(1), i = dim(2), block = dim(3), t = dim(4);
+  RankedTensorType gradType = tensorType(gradients), dataType = tensorType(data);
+  Value init = zeroTensor(
+      b, loc,
+      {gradType.getDimSize(0), gradType.getDimSize(2), dataType.getDimSize(2)},
+      b.getF32Type());
+  auto product = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{gradients, data}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(5, 0, {x, block, o, t}, context),
+                          AffineMap::get(5, 0, {x, block, i, t}, context),
+                          AffineMap::get(5, 0, {x, o, i}, context)},
+      ArrayRef<utils::IteratorType>{
+          utils::IteratorType::parallel, utils::IteratorType::parallel,
+          utils::IteratorType::parallel, utils::IteratorType::reduction,
+          utils::IteratorType::reduction},
+      [](OpBuilder &b, Location loc, ValueRange args) {
+        multiplyAccumulate(b, loc, args);
+      });
+  traincc::setKernelClass(product, TRAINCC_KERNEL_CONV_FILTER_GRADIENT);
+  return product.getResult(0);
+}
+
+/// dw[o, i, r, s] = (A'^T M A')[r, s] of M[.., o, i]. Loops: o, i, r, s.
+Value filterGradientTransform(OpBuilder &b, Location loc, Value products,
+                              RankedTensorType resultType) {
+  MLIRContext *context = b.getContext();
+  auto dim = [&](int64_t d) { return getAffineDimExpr(d, context); };
+  AffineExpr o = dim(0), i = dim(1);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (int64_t xi = 0; xi < kTile; ++xi)
+    for (int64_t nu = 0; nu < kTile; ++nu) {
+      inputs.push_back(products);
+      maps.push_back(AffineMap::get(
+          4, 0, {b.getAffineConstantExpr(xi), b.getAffineConstantExpr(nu), o, i},
+          context));
+    }
+  return buildTransform(
+      b, loc, inputs, maps, resultType.getShape(),
+      AffineMap::getMultiDimIdentityMap(4, context),
+      [&](OpBuilder &b, Location loc, ValueRange m) {
+        SmallVector<Value> row;
+        for (int64_t nu = 0; nu < kTile; ++nu)
+          row.push_back(selectByPosition(
+              b, loc, 2,
+              filterGradientRows(b, loc,
+                                 {m[nu], m[kTile + nu], m[2 * kTile + nu],
+                                  m[3 * kTile + nu]})));
+        return selectByPosition(b, loc, 3, filterGradientRows(b, loc, row));
+      });
+}
+
+/// The whole filter gradient from the padded input and the output gradient.
+Value buildWinogradFilterGradient(OpBuilder &b, Location loc, Value padded,
+                                  Value grad, RankedTensorType resultType) {
+  RankedTensorType gradType = tensorType(grad);
+  int64_t batch = gradType.getDimSize(0), outChannels = gradType.getDimSize(1),
+          inChannels = tensorType(padded).getDimSize(1),
+          tileRows = gradType.getDimSize(2) / kBlock,
+          tileColumns = gradType.getDimSize(3) / kBlock;
+  int64_t images = imagesPerBlock(batch, tileRows * tileColumns);
+  int64_t blocks = batch / images, tiles = images * tileRows * tileColumns;
+  int64_t positions = kTile * kTile;
+  SmallVector<ReassociationIndices> blocked = {{0, 1}, {2}, {3}, {4, 5, 6}};
+  Value gradients = tensor::CollapseShapeOp::create(
+      b, loc,
+      RankedTensorType::get({positions, blocks, outChannels, tiles},
+                            b.getF32Type()),
+      gradientTransform(b, loc, grad, blocks, images, tileRows, tileColumns),
+      blocked);
+  Value data = tensor::CollapseShapeOp::create(
+      b, loc,
+      RankedTensorType::get({positions, blocks, inChannels, tiles},
+                            b.getF32Type()),
+      inputTransform(b, loc, padded, blocks, images, tileRows, tileColumns,
+                     /*filterGradient=*/true),
+      blocked);
+  Value products = tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({kTile, kTile, outChannels, inChannels},
+                            b.getF32Type()),
+      tileGradientProducts(b, loc, gradients, data),
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+  return filterGradientTransform(b, loc, products, resultType);
 }
 
 /// Whether a convolution of these operands gains from Winograd: f32, 2-D,
@@ -354,13 +522,16 @@ struct WinogradConvolutionsPass
       // direct lowering knows them.
       if (op->hasAttr("train.recomputed"))
         return;
-      if (isa<train::ConvOp, train::ConvBackwardDataOp>(op))
+      if (isa<train::ConvOp, train::ConvBackwardDataOp,
+              train::ConvBackwardFilterOp>(op))
         convs.push_back(op);
     });
     for (Operation *op : convs) {
       OpBuilder b(op);
       if (auto conv = dyn_cast<train::ConvOp>(op))
         rewriteForward(b, conv);
+      else if (auto filter = dyn_cast<train::ConvBackwardFilterOp>(op))
+        rewriteFilterGradient(b, filter);
       else
         rewriteDataGradient(b, cast<train::ConvBackwardDataOp>(op));
     }
@@ -384,6 +555,25 @@ struct WinogradConvolutionsPass
                       result};
     op.replaceAllUsesWith(
         buildWinogradConv(b, loc, conv, TRAINCC_KERNEL_CONV_FORWARD));
+    op.erase();
+  }
+
+  void rewriteFilterGradient(OpBuilder &b, train::ConvBackwardFilterOp op) {
+    RankedTensorType input = tensorType(op.getInput()),
+                     grad = tensorType(op.getGrad()), result = op.getType();
+    if (!qualifies(input, result, grad, op.getStrides(), op.getDilations(),
+                   op.getGroups(), minChannels))
+      return;
+    WindowGeometry g(input.getShape(), grad.getShape(),
+                     result.getShape().drop_front(2), op.getStrides(),
+                     op.getDilations(), op.getPads());
+    SmallVector<int64_t> low, high;
+    g.ownPads(low, high);
+    Location loc = op.getLoc();
+    Value padded = padTensor(b, loc, op.getInput(), low, high,
+                             b.getF32FloatAttr(0.0));
+    op.replaceAllUsesWith(
+        buildWinogradFilterGradient(b, loc, padded, op.getGrad(), result));
     op.erase();
   }
 

@@ -70,6 +70,42 @@ func.func @data_gradient(%dy: tensor<2x8x4x4xf32>, %w: tensor<8x4x3x3xf32>) -> t
 
 // -----
 
+// Tests that a filter gradient is F(3x3, 2x2): each 2x2 block of output
+// gradients transformed to 4x4 (4 reads), each 4x4 tile of the padded
+// input transformed (16 reads), 16 contractions over the blocks of images
+// and their tiles (two reduction loops, a conv filter gradient kernel whose
+// reduction the vectorizer may block), and the 3x3 output transform.
+
+// CHECK-DAG: #[[G00:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0 * 2 + d2, d1, d3 * 2, d4 * 2)>
+// CHECK-DAG: #[[G11:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0 * 2 + d2, d1, d3 * 2 + 1, d4 * 2 + 1)>
+// CHECK-DAG: #[[UG:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>
+// CHECK-DAG: #[[VG:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+// CHECK-DAG: #[[MG:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @filter_gradient
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x4x4xf32>, %[[DY:.*]]: tensor<2x8x4x4xf32>)
+// CHECK-NOT: train.conv_backward_filter
+// CHECK: %[[PAD:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[GT:.*]] = linalg.generic {indexing_maps = [#[[G00]], {{.*}}, #[[G11]], {{.*}}]
+// CHECK-SAME: ins(%[[DY]], %[[DY]], %[[DY]], %[[DY]] :
+// CHECK-SAME: outs(%{{.*}} : tensor<4x4x1x8x2x2x2xf32>) attrs =  {traincc.keep_loop_order}
+// CHECK: %[[G16:.*]] = tensor.collapse_shape %[[GT]] {{.*}} into tensor<16x1x8x8xf32>
+// CHECK: %[[VT:.*]] = linalg.generic {{.*}} ins(%[[PAD]], {{.*}} outs(%{{.*}} : tensor<4x4x1x4x2x2x2xf32>) attrs =  {traincc.keep_loop_order}
+// CHECK: %[[V16:.*]] = tensor.collapse_shape %[[VT]] {{.*}} into tensor<16x1x4x8xf32>
+// CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<16x8x4xf32>
+// CHECK: %[[PROD:.*]] = linalg.generic {indexing_maps = [#[[UG]], #[[VG]], #[[MG]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME: ins(%[[G16]], %[[V16]] : tensor<16x1x8x8xf32>, tensor<16x1x4x8xf32>) outs(%[[ZERO]] : tensor<16x8x4xf32>)
+// CHECK-SAME: traincc.kernel_class = "conv_filter_gradient"
+// CHECK-NOT: traincc.cache_blocked
+// CHECK: %[[MT:.*]] = tensor.expand_shape %[[PROD]] {{.*}} into tensor<4x4x8x4xf32>
+// CHECK: %[[DW:.*]] = linalg.generic {{.*}} ins(%[[MT]], {{.*}} outs(%{{.*}} : tensor<8x4x3x3xf32>) attrs =  {traincc.keep_loop_order}
+// CHECK: return %[[DW]]
+func.func @filter_gradient(%x: tensor<2x4x4x4xf32>, %dy: tensor<2x8x4x4xf32>) -> tensor<8x4x3x3xf32> {
+  %0 = train.conv_backward_filter %x, %dy strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (tensor<2x4x4x4xf32>, tensor<2x8x4x4xf32>) -> tensor<8x4x3x3xf32>
+  return %0 : tensor<8x4x3x3xf32>
+}
+
+// -----
+
 // Tests the convolutions left to the direct lowering: strided, 5x5, an odd
 // number of output rows, too few channels, grouped, f16, and a recomputed
 // one (its lowering must carry the marks that keep CSE off it).

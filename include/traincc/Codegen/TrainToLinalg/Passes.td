@@ -97,27 +97,37 @@ def ConvertTrainToLinalgPass
 
 def WinogradConvolutionsPass
     : Pass<"traincc-winograd-convolutions", "mlir::ModuleOp"> {
-  let summary = "Lowers wide 3x3 stride-1 convolutions and their data "
-                "gradients to Winograd F(2x2,3x3) on linalg tensors";
+  let summary = "Lowers wide 3x3 stride-1 convolutions and their gradients "
+                "to Winograd F(2x2,3x3) and F(3x3,2x2) on linalg tensors";
   let description = [{
     Runs before `traincc-convert-train-to-linalg`, for the CPU kernels. A
-    `train.conv` or `train.conv_backward_data` (f32, 2-D, one group, a 3x3
-    kernel, stride and dilation 1, static shapes, an even number of output
-    rows and columns, at least `min-channels` input and output channels,
-    not marked `train.recomputed`) becomes:
+    `train.conv`, `train.conv_backward_data` or `train.conv_backward_filter`
+    (f32, 2-D, one group, a 3x3 kernel, stride and dilation 1, static
+    shapes, an even number of output rows and columns, at least
+    `min-channels` input and output channels, not marked
+    `train.recomputed`) becomes transforms (`linalg.generic`s marked
+    `traincc.keep_loop_order`, whose innermost loops are a tile's 4x4 or
+    2x2 positions) around one contraction over the 16 tile positions:
 
-    - a filter transform `U = G g G^T` (`linalg.generic` over
-      `[4, 4, out, in]`; the data gradient reads the weight flipped, its
-      channel axes swapped),
-    - an input transform `V = B^T d B` of every 4x4 tile of the zero-padded
-      input, at a stride of 2 (`[4, 4, in, n, rows / 2, columns / 2]`; the
-      data gradient pads the output gradient by 2 - pad),
-    - one contraction `M[x, o, t] = sum_i U[x, o, i] V[x, i, t]` over the
-      16 tile positions (kernel class conv forward or conv data gradient),
-    - an output transform `Y = A^T M A` (+ bias) written as 2x2 blocks.
+    - forward, F(2x2, 3x3): the filter transform `U = G g G^T`
+      (`[4, 4, out, in]`), the input transform `V = B^T d B` of every 4x4
+      tile of the zero-padded input at a stride of 2, in blocks of images
+      (`[4, 4, blocks, in, images, rows / 2, columns / 2]`), the products
+      `M[x, block, o, t] = sum_i U[x, o, i] V[x, block, i, t]` (a conv
+      forward kernel marked `traincc.cache_blocked`: a block's tiles stay
+      cached while every output channel walks them) and the output
+      transform `Y = A^T M A` (+ bias) written as 2x2 blocks.
+    - data gradient: the same on the output gradient padded by 2 - pad,
+      the weight read flipped with its channel axes swapped.
+    - filter gradient, F(3x3, 2x2): per 2x2 block of output gradients
+      `g` and 4x4 input tile `d`, a 3x3 correlation
+      `A'^T [(G' g G'^T) . (B'^T d B')] A'`; summed over the tiles first,
+      the products are `M[x, o, i] = sum_{block, t} U'[x, block, o, t]
+      V'[x, block, i, t]` (a conv filter gradient kernel) and the output
+      transform gives the 3x3 filters.
 
-    That is 16 multiply-adds per channel pair and 2x2 outputs instead of
-    36, computed in a different order: results differ from the direct
+    That is 16 multiply-adds per channel pair and tile instead of 36,
+    computed in a different order: results differ from the direct
     convolution by rounding. Other convolutions are left to
     `traincc-convert-train-to-linalg`; `min-channels=0` leaves them all.
   }];
