@@ -48,15 +48,29 @@ struct UnrollTilePositionsPass
         return signalPassFailure();
       }
       rewriter.eraseOp(op);
-      // Innermost first, while the loops are short.
+      // Innermost first: the position loops, then the run of short tile
+      // loops outside them if the whole run fits in maxCopies copies of
+      // the body. LLVM vectorizes what is left: a row of 8 tiles with
+      // interleaved loads, or the loop over images when an image's 2x2
+      // tiles are unrolled (4x4 tiles unrolled spill; a 4x4 image half
+      // unrolled is slower than not at all).
+      SmallVector<scf::ForOp> shortLoops;
+      int64_t copies = 1;
       for (Operation *loop : llvm::reverse(*loops)) {
         auto forOp = dyn_cast<scf::ForOp>(loop);
         std::optional<APInt> trips =
             forOp ? forOp.getStaticTripCount() : std::nullopt;
-        if (!trips || trips->getSExtValue() > maxTrips ||
-            failed(loopUnrollFull(forOp)))
+        if (!trips || trips->getSExtValue() > maxTrips)
           break;
+        shortLoops.push_back(forOp);
+        copies *= trips->getSExtValue();
       }
+      size_t count = copies <= maxCopies
+                         ? shortLoops.size()
+                         : std::min<size_t>(shortLoops.size(), positionLoops);
+      for (scf::ForOp forOp : ArrayRef(shortLoops).take_front(count))
+        if (failed(loopUnrollFull(forOp)))
+          break;
     }
   }
 };

@@ -100,9 +100,15 @@ def UnrollTilePositionsPass
                 "short innermost position loops";
   let description = [{
     Each `linalg.generic` on buffers marked `traincc.keep_loop_order`
-    (traincc-winograd-convolutions' filter, input and output transforms)
-    becomes an `scf.for` nest whose innermost loops of at most `max-trips`
-    iterations (a tile's 4x4 or 2x2 positions) are unrolled whole. The body
+    (traincc-winograd-convolutions' transforms) becomes an `scf.for` nest
+    whose `position-loops` innermost loops (a tile's 4x4, 2x2 or 3x3
+    positions), of at most `max-trips` iterations each, are unrolled
+    whole, and the run of such short loops over tiles outside them too if
+    the whole run copies the body at most `max-copies` times: LLVM
+    vectorizes what is left, a row of 8 tiles with interleaved loads, or
+    the loop over images when each image's 2x2 tiles are unrolled (with
+    4x4 tiles unrolled it spills, and half of them unrolled is slower than
+    none). The body
     picks each position's formula with selects on those loops' indices,
     which become constants: LLVM folds the selects and shares the tile's
     loads among its positions. Left to LLVM, the loops stay and every
@@ -112,7 +118,12 @@ def UnrollTilePositionsPass
   }];
   let options = [
     Option<"maxTrips", "max-trips", "int64_t", /*default=*/"4",
-           "Longest innermost loop unrolled">
+           "Longest position loop unrolled">,
+    Option<"positionLoops", "position-loops", "int64_t", /*default=*/"2",
+           "How many of the innermost loops are a tile's positions">,
+    Option<"maxCopies", "max-copies", "int64_t", /*default=*/"64",
+           "The short loops outside the positions are unrolled if the "
+           "body is then copied at most this many times">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
