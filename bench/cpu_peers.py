@@ -40,9 +40,11 @@ compile, with a fresh Inductor cache, and first runs) and ONNX Runtime's
 artifact generation and session set-up. The ratios traincc/peer follow.
 
 Last, how close each peer comes to the machine: the step's FLOPs as
-`traincc --report` counts them (micro_step and apply_step; a strided
-convolution's data gradient counts only its real products) per second of
-each peer's step, against a fused multiply-add probe (a C program built
+`traincc --report` counts them for the direct algorithms (a second compile
+with --winograd-min-channels=0: micro_step and apply_step; a strided
+convolution's data gradient counts only its real products; the trainer's
+Winograd convolutions do fewer, so its rate is an effective one and may
+pass the peak) per second of each peer's step, against a fused multiply-add probe (a C program built
 with the system compiler: 12 independent chains of 512-bit FMAs, or
 256-bit without AVX-512; best of 3 runs, times the threads). Then
 traincc's micro_step by kernel class (convolution forward, data and filter
@@ -368,9 +370,18 @@ def run_peers(name, args, pythons, work, data, plan):
         step, rss = best_step_times({"traincc": trainer}, data,
                                     plan["trainer_steps"], args.threads,
                                     args.repeats, plan["short"])["traincc"]
+        # The FLOPs of the direct algorithms, the same count for every peer
+        # (the trainer's Winograd convolutions multiply less).
+        direct = subprocess.run(
+            [args.traincc, onnx_path, "--batch-size", str(cfg["batch"]),
+             "--momentum", str(MOMENTUM), "--target", "cpu",
+             "--winograd-min-channels=0", "--report",
+             "-o", os.path.join(work, "trainer-direct")],
+            capture_output=True, text=True)
         rows.append(("traincc", {"step": step, "rss": rss,
                                  "compile": compile_s,
-                                 "flops": step_flops(compiled.stdout),
+                                 "flops": step_flops(direct.stdout)
+                                 if direct.returncode == 0 else None,
                                  "classes": kernel_classes(
                                      args, onnx_path, cfg, work, data,
                                      plan["trainer_steps"])}))
@@ -617,10 +628,13 @@ def print_model(name, rows, threads):
 
 
 def print_machine_fraction(results, threads, peak, reason):
-    """Each peer's step FLOPs (traincc's count) per second against the
-    probe's fused multiply-add peak on the same threads."""
+    """Each peer's step FLOPs (traincc's count of the direct algorithms)
+    per second against the probe's fused multiply-add peak on the same
+    threads."""
     print("\nhow close to the machine: the step's FLOPs as `traincc "
-          "--report` counts them, per second of each peer's step")
+          "--report --winograd-min-channels=0` counts them (direct "
+          "convolutions), per second of each peer's step; traincc's "
+          "Winograd convolutions do fewer, so its rate is effective")
     if peak is None:
         print(f"  (no FMA probe: {reason})")
         return
