@@ -51,9 +51,10 @@ constexpr int64_t kTile = 4, kBlock = 2, kTaps = 3;
 // channel passes over them.
 constexpr int64_t kTilesPerBlock = 512;
 
-// The transforms' loops end with the 4 (or 2) tile positions, which LLVM
-// unrolls whole so that the selects below fold to one formula each and the
-// 16 loads of a tile are shared (kKeepLoopOrderAttrName).
+// The transforms' loops end with the tile positions (4x4, 2x2 or 3x3),
+// marked kKeepLoopOrderAttrName: traincc-unroll-tile-positions unrolls
+// them whole, so that the selects below fold to one formula each and a
+// tile's loads are shared.
 
 /// `candidates[position]`, for a loop index `position` that the unrolled
 /// loop makes a constant.

@@ -21,7 +21,9 @@ def OrderLoopsForVectorizationPass
     vector lanes (this changes rounding at the last bits only, as any
     blocked summation does).
 
-    Run it after `linalg-generalize-named-ops`; named ops are left alone.
+    Run it after `linalg-generalize-named-ops`; named ops are left alone,
+    and so are ops marked `traincc.keep_loop_order` (the Winograd
+    transforms, whose short position loops innermost are unrolled later).
   }];
   let options = [
     Option<"minVectorTrip", "min-vector-trip", "int64_t", /*default=*/"8",
@@ -388,8 +390,11 @@ def VectorizeContractionsPass
     outermost reduction loop runs in blocks around the whole nest, each
     block's inputs small enough to stay cached while every output tile
     walks them; the outputs (or the lanes' sums) are added to memory once
-    per block. Vectors of outputs still add their products in the scalar
-    order; a reduction's lanes are summed once per block.
+    per block. An op marked `traincc.cache_blocked` (the Winograd
+    products, whose inputs come in blocks that stay cached while the outer
+    parallel loops hold still) is not blocked. Vectors of outputs still
+    add their products in the scalar order; a reduction's lanes are summed
+    once per block.
 
     An op marked `traincc.zero_init` (by `traincc-absorb-zero-fills`: its
     output was not filled) starts the first reduction block's accumulators
