@@ -181,43 +181,59 @@ Value filterTransform(OpBuilder &b, Location loc, const WinogradConv &conv,
       });
 }
 
-/// V[xi, nu, block, i, image, th, tw] = (B^T d B)[xi, nu] of the 4x4 tile
-/// d = padded[block * images + image, i, 2 th.., 2 tw..].
-/// Loops: block, i, image, th, tw, xi, nu.
-Value inputTransform(OpBuilder &b, Location loc, Value padded, int64_t blocks,
-                     int64_t images, int64_t tileRows, int64_t tileColumns,
-                     bool filterGradient = false) {
+/// The 4x4 transform R t R^T of every `size` x `size` tile t =
+/// source[block * images + image, c, 2 th.., 2 tw..], with `rows` giving
+/// R's 4 rows from one column of t: a tensor
+/// [xi, nu, block, c, image, th, tw]. Loops: block, c, image, th, tw, xi,
+/// nu.
+Value tileTransform(
+    OpBuilder &b, Location loc, Value source, int64_t size, int64_t blocks,
+    int64_t images, int64_t tileRows, int64_t tileColumns,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ArrayRef<Value>)>
+        rows) {
   MLIRContext *context = b.getContext();
   auto dim = [&](int64_t d) { return getAffineDimExpr(d, context); };
-  AffineExpr block = dim(0), i = dim(1), image = dim(2), th = dim(3),
+  AffineExpr block = dim(0), c = dim(1), image = dim(2), th = dim(3),
              tw = dim(4), xi = dim(5), nu = dim(6);
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
-  for (int64_t a = 0; a < kTile; ++a)
-    for (int64_t c = 0; c < kTile; ++c) {
-      inputs.push_back(padded);
+  for (int64_t row = 0; row < size; ++row)
+    for (int64_t column = 0; column < size; ++column) {
+      inputs.push_back(source);
       maps.push_back(AffineMap::get(7, 0,
-                                    {block * images + image, i,
-                                     th * kBlock + a, tw * kBlock + c},
+                                    {block * images + image, c,
+                                     th * kBlock + row, tw * kBlock + column},
                                     context));
     }
-  int64_t inChannels = tensorType(padded).getDimSize(1);
+  int64_t channels = tensorType(source).getDimSize(1);
   return buildTransform(
       b, loc, inputs, maps,
-      {kTile, kTile, blocks, inChannels, images, tileRows, tileColumns},
-      AffineMap::get(7, 0, {xi, nu, block, i, image, th, tw}, context),
-      [&](OpBuilder &b, Location loc, ValueRange d) {
-        SmallVector<Value> row;
-        for (int64_t c = 0; c < kTile; ++c)
-          row.push_back(selectByPosition(
-              b, loc, 5,
-              inputRows(b, loc,
-                        {d[c], d[kTile + c], d[2 * kTile + c],
-                         d[3 * kTile + c]},
-                        filterGradient)));
-        return selectByPosition(b, loc, 6,
-                                inputRows(b, loc, row, filterGradient));
+      {kTile, kTile, blocks, channels, images, tileRows, tileColumns},
+      AffineMap::get(7, 0, {xi, nu, block, c, image, th, tw}, context),
+      [&](OpBuilder &b, Location loc, ValueRange t) {
+        SmallVector<Value> rowsOfColumns;
+        for (int64_t column = 0; column < size; ++column) {
+          SmallVector<Value> values;
+          for (int64_t row = 0; row < size; ++row)
+            values.push_back(t[row * size + column]);
+          rowsOfColumns.push_back(
+              selectByPosition(b, loc, 5, rows(b, loc, values)));
+        }
+        return selectByPosition(b, loc, 6, rows(b, loc, rowsOfColumns));
       });
+}
+
+/// V[xi, nu, block, i, image, th, tw] = (B^T d B)[xi, nu] of the 4x4 tile
+/// d = padded[block * images + image, i, 2 th.., 2 tw..] (B'^T d B' for
+/// the filter gradient).
+Value inputTransform(OpBuilder &b, Location loc, Value padded, int64_t blocks,
+                     int64_t images, int64_t tileRows, int64_t tileColumns,
+                     bool filterGradient = false) {
+  return tileTransform(b, loc, padded, kTile, blocks, images, tileRows,
+                       tileColumns,
+                       [&](OpBuilder &b, Location loc, ArrayRef<Value> d) {
+                         return inputRows(b, loc, d, filterGradient);
+                       });
 }
 
 /// M[x, block, o, t] = sum_i U[x, o, i] V[x, block, i, t] for the 16 tile
@@ -361,35 +377,11 @@ Value buildWinogradConv(OpBuilder &b, Location loc, const WinogradConv &conv,
 // the blocks first, the products become 16 contractions over the tiles.
 
 /// U'[xi, nu, block, o, image, th, tw] = (G' g G'^T)[xi, nu] of the 2x2
-/// block g of output gradients. Loops: block, o, image, th, tw, xi, nu.
+/// block g of output gradients.
 Value gradientTransform(OpBuilder &b, Location loc, Value grad, int64_t blocks,
                         int64_t images, int64_t tileRows, int64_t tileColumns) {
-  MLIRContext *context = b.getContext();
-  auto dim = [&](int64_t d) { return getAffineDimExpr(d, context); };
-  AffineExpr block = dim(0), o = dim(1), image = dim(2), th = dim(3),
-             tw = dim(4), xi = dim(5), nu = dim(6);
-  SmallVector<Value> inputs;
-  SmallVector<AffineMap> maps;
-  for (int64_t a = 0; a < kBlock; ++a)
-    for (int64_t c = 0; c < kBlock; ++c) {
-      inputs.push_back(grad);
-      maps.push_back(AffineMap::get(7, 0,
-                                    {block * images + image, o,
-                                     th * kBlock + a, tw * kBlock + c},
-                                    context));
-    }
-  int64_t channels = tensorType(grad).getDimSize(1);
-  return buildTransform(
-      b, loc, inputs, maps,
-      {kTile, kTile, blocks, channels, images, tileRows, tileColumns},
-      AffineMap::get(7, 0, {xi, nu, block, o, image, th, tw}, context),
-      [&](OpBuilder &b, Location loc, ValueRange g) {
-        SmallVector<Value> row;
-        for (int64_t c = 0; c < kBlock; ++c)
-          row.push_back(selectByPosition(
-              b, loc, 5, gradientRows(b, loc, {g[c], g[kBlock + c]})));
-        return selectByPosition(b, loc, 6, gradientRows(b, loc, row));
-      });
+  return tileTransform(b, loc, grad, kBlock, blocks, images, tileRows,
+                       tileColumns, gradientRows);
 }
 
 /// M[x, o, i] = sum over blocks and tiles of U'[x, block, o, t]
