@@ -67,10 +67,11 @@ struct LinalgPipelineOptions
       llvm::cl::init(false)};
   Option<int64_t> winogradMinChannels{
       *this, "winograd-min-channels",
-      llvm::cl::desc("With cpu-kernels: 3x3 stride-1 convolutions with at "
-                     "least this many input and output channels go through "
-                     "Winograd F(2x2,3x3) (traincc-winograd-convolutions; "
-                     "0: none)"),
+      llvm::cl::desc("With cpu-kernels: 3x3 stride-1 convolutions and their "
+                     "gradients with at least this many input and output "
+                     "channels go through Winograd "
+                     "(traincc-winograd-convolutions; 0: none, the default "
+                     "here; traincc's is 128)"),
       llvm::cl::init(0)};
 
   LinalgPipelineOptions() = default;
