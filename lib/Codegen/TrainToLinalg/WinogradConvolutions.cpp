@@ -501,6 +501,19 @@ bool qualifies(RankedTensorType input, RankedTensorType weight,
          weight.getDimSize(1) >= minChannels;
 }
 
+/// `input` zero-padded by the forward convolution's own pads, as it reads
+/// it (the output's rows and columns plus 2 for a 3x3 kernel).
+Value padForwardInput(OpBuilder &b, Location loc, Value input,
+                      ArrayRef<int64_t> outputShape, ArrayRef<int64_t> kernel,
+                      ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                      ArrayRef<int64_t> pads) {
+  WindowGeometry g(tensorType(input).getShape(), outputShape, kernel, strides,
+                   dilations, pads);
+  SmallVector<int64_t> low, high;
+  g.ownPads(low, high);
+  return padTensor(b, loc, input, low, high, b.getF32FloatAttr(0.0));
+}
+
 struct WinogradConvolutionsPass
     : public traincc::impl::WinogradConvolutionsPassBase<
           WinogradConvolutionsPass> {
@@ -536,14 +549,11 @@ struct WinogradConvolutionsPass
     if (!qualifies(input, weight, result, op.getStrides(), op.getDilations(),
                    op.getGroups(), minChannels))
       return;
-    WindowGeometry g(input.getShape(), result.getShape(),
-                     weight.getShape().drop_front(2), op.getStrides(),
-                     op.getDilations(), op.getPads());
-    SmallVector<int64_t> low, high;
-    g.ownPads(low, high);
     Location loc = op.getLoc();
-    WinogradConv conv{padTensor(b, loc, op.getInput(), low, high,
-                                b.getF32FloatAttr(0.0)),
+    WinogradConv conv{padForwardInput(b, loc, op.getInput(), result.getShape(),
+                                      weight.getShape().drop_front(2),
+                                      op.getStrides(), op.getDilations(),
+                                      op.getPads()),
                       op.getWeight(), op.getBias(), /*flipWeight=*/false,
                       result};
     op.replaceAllUsesWith(
@@ -557,14 +567,11 @@ struct WinogradConvolutionsPass
     if (!qualifies(input, result, grad, op.getStrides(), op.getDilations(),
                    op.getGroups(), minChannels))
       return;
-    WindowGeometry g(input.getShape(), grad.getShape(),
-                     result.getShape().drop_front(2), op.getStrides(),
-                     op.getDilations(), op.getPads());
-    SmallVector<int64_t> low, high;
-    g.ownPads(low, high);
     Location loc = op.getLoc();
-    Value padded = padTensor(b, loc, op.getInput(), low, high,
-                             b.getF32FloatAttr(0.0));
+    Value padded = padForwardInput(b, loc, op.getInput(), grad.getShape(),
+                                   result.getShape().drop_front(2),
+                                   op.getStrides(), op.getDilations(),
+                                   op.getPads());
     op.replaceAllUsesWith(
         buildWinogradFilterGradient(b, loc, padded, op.getGrad(), result));
     op.erase();
