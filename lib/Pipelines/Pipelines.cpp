@@ -89,11 +89,15 @@ void traincc::buildTrainingPipeline(OpPassManager &pm,
   ExplicitTrainingModePassOptions modeOptions;
   modeOptions.bnStats = options.bnStats;
   pm.addPass(createExplicitTrainingModePass(modeOptions));
-  // @eval_step normalises with running statistics from here on; folding
-  // them into the convolutions now lets the canonicalizer below tidy the
-  // weight reshapes. --no-fuse keeps them apart for comparison.
-  if (!options.noFuse)
+  // The ReLU before a max pooling moves after it, onto the pooled tensor
+  // (every step). @eval_step normalises with running statistics from here
+  // on; folding them into the convolutions now lets the canonicalizer
+  // below tidy the weight reshapes. --no-fuse keeps both as the model
+  // wrote them, for comparison.
+  if (!options.noFuse) {
+    pm.addPass(createPoolBeforeReluPass());
     pm.addPass(createFoldBatchNormIntoConvPass());
+  }
   // Mixed precision and loss scaling before autodiff, which carries their
   // types and the scaled loss into the backward pass.
   pm.addPass(createInsertCastsPass(InsertCastsPassOptions{options.precision}));

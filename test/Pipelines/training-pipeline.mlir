@@ -32,7 +32,9 @@
 // The evaluation step's BatchNorm is folded into the convolution's weights.
 // CHECK: %[[FOLDED:.*]] = train.reshape %{{.*}} : tensor<1x4x9xf32> -> tensor<4x1x3x3xf32>
 // CHECK: %[[EC:.*]] = train.conv %{{.*}}, %[[FOLDED]]
-// CHECK-NEXT: train.relu %[[EC]]
+// The ReLU runs after the max pooling, on the pooled tensor.
+// CHECK-NEXT: %[[EP:.*]] = train.max_pool %[[EC]]
+// CHECK-NEXT: train.relu %[[EP]]
 // CHECK: train.softmax_cross_entropy %{{.*}} reduction none
 // CHECK: func.func @apply_step(%{{.*}}: f32 {train.name = "lr"}, %{{.*}}: i64 {train.name = "step"})
 // CHECK-COUNT-6: train.sgd_update
@@ -99,4 +101,6 @@ module {
 // convolution.
 // NOFUSE-LABEL: func.func @eval_step
 // NOFUSE: %[[C:.*]] = train.conv %{{.*}}, %{{.*}}, %{{.*}} strides
-// NOFUSE: train.bn_apply %[[C]]
+// NOFUSE: %[[N:.*]] = train.bn_apply %[[C]]
+// NOFUSE-NEXT: %[[R:.*]] = train.relu %[[N]]
+// NOFUSE-NEXT: train.max_pool %[[R]]

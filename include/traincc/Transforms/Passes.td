@@ -8,7 +8,8 @@
 //   @eval_step(inputs..., target) -> (outputs..., per-sample losses)
 //
 // in this order: freeze-params, append-loss, explicit-training-mode,
-// (fold-bn-into-conv on @eval_step), insert-casts, loss-scaling, autodiff,
+// (pool-before-relu; fold-bn-into-conv on @eval_step; both off under
+// --no-fuse), insert-casts, loss-scaling, autodiff,
 // build-optimizer, (synchronize-batch-norm under --sync-bn),
 // (recompute-activations under --recompute)
 // (traincc-training-pipeline runs them).
@@ -298,6 +299,51 @@ def RecomputeActivationsPass
     Option<"maxChain", "max-chain", "int64_t", /*default=*/"4",
            "Most ops the recomputation of one value may need">
   ];
+  let dependentDialects = ["::traincc::train::TrainDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Graph rewrites that move fewer bytes
+//===----------------------------------------------------------------------===//
+
+def PoolBeforeReluPass : Pass<"traincc-pool-before-relu", "mlir::ModuleOp"> {
+  let summary = "Max-pools before the ReLU: relu(max_pool(x)) for "
+                "max_pool(relu(x))";
+  let description = [{
+    In every function: a `train.max_pool` whose input is a `train.relu`
+    that nothing else reads becomes the pooling of the ReLU's input
+    followed by the ReLU, which then runs on the pooled tensor (a quarter
+    of the elements for 2x2 windows). ReLU is monotonic, so every window's
+    maximum is the same value either way (padding never wins in both). The
+    gradients are the same too, and autodiff derives them from the new
+    order: where the window's maximum is positive, the first position
+    holding it wins in both orders (ReLU leaves positive values unchanged)
+    and its mask is 1; where it is not, the original routes the gradient
+    to a position whose ReLU mask is 0, and the new order masks it before
+    routing. No value changes, not even by rounding.
+
+    What it saves: BatchNorm (or any elementwise producer) then feeds the
+    pooling directly, and the CPU fusion computes it inside the pooling's
+    window pass instead of writing the normalised activation and reading
+    it back; the backward pass masks the pooled gradient (read with the
+    pooled output) instead of reading the full-size activation for the
+    mask. Runs before autodiff, on the forward graph; `--no-fuse` leaves
+    the order as the model wrote it. Other activations are left alone:
+    sigmoid, tanh or a leaky ReLU can round two different inputs to one
+    value and so change which position wins.
+
+    ```mlir
+    %r = train.relu %x : tensor<8x16x28x28xf32>
+    %p = train.max_pool %r kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0]
+        dilations [1, 1] : (tensor<8x16x28x28xf32>) -> tensor<8x16x14x14xf32>
+    ```
+    becomes
+    ```mlir
+    %m = train.max_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0]
+        dilations [1, 1] : (tensor<8x16x28x28xf32>) -> tensor<8x16x14x14xf32>
+    %p = train.relu %m : tensor<8x16x14x14xf32>
+    ```
+  }];
   let dependentDialects = ["::traincc::train::TrainDialect"];
 }
 

@@ -57,26 +57,72 @@ bool computesNothing(linalg::GenericOp producer) {
                       });
 }
 
+/// Whether every op of `op`'s body that reads an output's running value
+/// selects or compares (a maximum, a minimum, a winner search), so that
+/// the reduction's result does not depend on how its loops are split.
+bool combinesWithoutRounding(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  for (BlockArgument out : body->getArguments().drop_front(
+           op.getNumDpsInputs()))
+    for (Operation *user : out.getUsers())
+      if (!isa<arith::MaximumFOp, arith::MinimumFOp, arith::CmpFOp,
+               arith::CmpIOp, arith::SelectOp, linalg::YieldOp>(user))
+        return false;
+  return true;
+}
+
+/// How many points of `consumer`'s loops read each element of `operand`:
+/// the product of the loops its map leaves out (4 for a 2x2 window's
+/// offsets, N x H x W for a per-channel vector); 0 if a loop is dynamic.
+int64_t repeatsPerElement(linalg::LinalgOp consumer, OpOperand *operand) {
+  AffineMap map = consumer.getMatchingIndexingMap(operand);
+  int64_t repeats = 1;
+  for (auto [dim, range] : llvm::enumerate(consumer.getStaticLoopRanges())) {
+    if (map.isFunctionOfDim(dim))
+      continue;
+    if (ShapedType::isDynamic(range))
+      return 0;
+    repeats *= range;
+  }
+  return repeats;
+}
+
+/// On the CPU a cheap producer is computed again at each point that reads
+/// it when that is at most this many times per element: a pooling window's
+/// offsets (the ReLU mask inside max pooling's gradient saves writing and
+/// reading the masked gradient), not a per-channel vector's N x H x W.
+constexpr int64_t kMaxCPURepeats = 16;
+
 /// Whether the producer of `operand` may be inlined into its consumer: the
 /// consumer is the producer's only user, so nothing is materialised for
 /// someone else, and each producer element is computed once (the consumer
 /// reads it through a permutation) or is cheap to compute again at every
 /// point that reads it (a broadcast of a per-channel scale: repeating a
 /// square root per element would cost more than the small tensor saves).
-/// For CPU loop nests only a producer that computes nothing is repeated,
-/// and a reduction takes in no arithmetic: LLVM splits a vectorized sum
+/// For CPU loop nests only a producer that computes nothing, or a cheap one
+/// read at most kMaxCPURepeats times per element, is repeated, and a
+/// reduction takes in no arithmetic: LLVM splits a vectorized sum
 /// across lanes as the loop body suggests, so a sum whose body depended on
 /// what fused would round differently with --recompute than without.
+/// A reduction whose combination does not round (a maximum or a winner
+/// search) is the exception: its result is the same however the loop is
+/// split, so it takes in cheap arithmetic (BatchNorm computed inside the
+/// max pooling's window pass).
 bool mayFuse(OpOperand *operand, bool cpuKernels) {
   auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
   if (!producer || !producer->hasOneUse())
     return false;
   auto consumer = cast<linalg::LinalgOp>(operand->getOwner());
   if (cpuKernels && consumer.getNumReductionLoops() != 0)
-    return computesNothing(producer);
+    return computesNothing(producer) ||
+           (combinesWithoutRounding(consumer) && isCheapToRepeat(producer));
   if (consumer.getMatchingIndexingMap(operand).isPermutation())
     return true;
-  return cpuKernels ? computesNothing(producer) : isCheapToRepeat(producer);
+  if (!cpuKernels)
+    return isCheapToRepeat(producer);
+  return computesNothing(producer) ||
+         (isCheapToRepeat(producer) &&
+          repeatsPerElement(consumer, operand) <= kMaxCPURepeats);
 }
 
 /// Innermost trip counts shorter than this leave LLVM's vectorizer
@@ -183,14 +229,28 @@ bool resultsUnusedBefore(Operation *op, Operation *point) {
 /// inputs and outputs concatenated, created before `point`; replaces both.
 void mergeSiblings(RewriterBase &rewriter, linalg::GenericOp first,
                    linalg::GenericOp second, Operation *point) {
-  SmallVector<Value> inputs(first.getDpsInputs());
-  llvm::append_range(inputs, second.getDpsInputs());
+  // An input both read through the same map is read once: the producer
+  // of a tensor with one reader may then fuse into the merged pass.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  SmallVector<SmallVector<unsigned>> inputIndex(2);
+  linalg::GenericOp ops[] = {first, second};
+  for (unsigned k = 0; k < 2; ++k)
+    for (OpOperand *input : ops[k].getDpsInputOperands()) {
+      linalg::GenericOp op = ops[k];
+      AffineMap map = op.getMatchingIndexingMap(input);
+      unsigned j = 0;
+      while (j < inputs.size() &&
+             (inputs[j] != input->get() || maps[j] != map))
+        ++j;
+      if (j == inputs.size()) {
+        inputs.push_back(input->get());
+        maps.push_back(map);
+      }
+      inputIndex[k].push_back(j);
+    }
   SmallVector<Value> inits(first.getDpsInits());
   llvm::append_range(inits, second.getDpsInits());
-  SmallVector<AffineMap> maps;
-  for (linalg::GenericOp op : {first, second})
-    for (OpOperand *input : op.getDpsInputOperands())
-      maps.push_back(op.getMatchingIndexingMap(input));
   for (linalg::GenericOp op : {first, second})
     for (OpOperand &init : op.getDpsInitsMutable())
       maps.push_back(op.getMatchingIndexingMap(&init));
@@ -211,22 +271,21 @@ void mergeSiblings(RewriterBase &rewriter, linalg::GenericOp first,
   }
   Block *body = rewriter.createBlock(&merged.getRegion(), {}, argTypes,
                                      argLocs);
-  unsigned numInputs = inputs.size();
-  unsigned inputOffset = 0, initOffset = numInputs;
+  unsigned initOffset = inputs.size();
   SmallVector<Value> yields;
-  for (linalg::GenericOp op : {first, second}) {
+  for (unsigned k = 0; k < 2; ++k) {
+    linalg::GenericOp op = ops[k];
     IRMapping mapping;
     Block *old = op.getBody();
     unsigned opInputs = op.getNumDpsInputs();
     for (auto [i, arg] : llvm::enumerate(old->getArguments()))
       mapping.map(arg, body->getArgument(i < opInputs
-                                             ? inputOffset + i
+                                             ? inputIndex[k][i]
                                              : initOffset + i - opInputs));
     for (Operation &nested : old->without_terminator())
       rewriter.clone(nested, mapping);
     for (Value value : old->getTerminator()->getOperands())
       yields.push_back(mapping.lookupOrDefault(value));
-    inputOffset += opInputs;
     initOffset += op.getNumDpsInits();
   }
   linalg::YieldOp::create(rewriter, first.getLoc(), yields);
@@ -437,15 +496,22 @@ struct FuseElementwisePass
         patterns, [cpu](OpOperand *operand) {
           return mayExpandConsumer(operand, cpu);
         });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    if (failed(applyPatternsGreedily(getOperation(), frozen)))
       return signalPassFailure();
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
-      // After producer-consumer fusion, which needs the single users that
-      // a merge would share.
-      if (cpuKernels) {
+    // After producer-consumer fusion, which needs the single users that a
+    // merge would share; then again, for the producers whose readers the
+    // merges made one (BatchNorm read by a max pooling and its winner
+    // search).
+    if (cpuKernels) {
+      for (auto func : getOperation().getOps<func::FuncOp>()) {
         generalizePoolingsWithSiblings(func);
         mergeSiblingReductions(func);
       }
+      if (failed(applyPatternsGreedily(getOperation(), frozen)))
+        return signalPassFailure();
+    }
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
       restoreStateDestinations(func);
       if (cpuKernels)
         writeOverDyingInputs(func);
