@@ -77,6 +77,28 @@ class DownsampleBlock(nn.Module):
         return self.head(torch.flatten(self.pool(y), 1))
 
 
+class PoolingStem(nn.Module):
+    """A ResNet-style stem and stage: conv-BN-ReLU then max pooling over
+    overlapping, padded 3x3/2 windows, conv-BN-ReLU then 2x2/2 pooling,
+    and a linear head. traincc moves each ReLU after its pooling and, on
+    the CPU, normalises inside the pooling's window pass."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.pool1 = nn.MaxPool2d(3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(16)
+        self.pool2 = nn.MaxPool2d(2)
+        self.head = nn.Linear(16 * 3 * 3, 10)
+
+    def forward(self, x):
+        y = self.pool1(torch.relu(self.bn1(self.conv1(x))))
+        y = self.pool2(torch.relu(self.bn2(self.conv2(y))))
+        return self.head(torch.flatten(y, 1))
+
+
 class MLPBatchNorm(nn.Module):
     """An MLP with BatchNorm1d."""
 
@@ -266,6 +288,7 @@ MODELS = {
     "residual": (ResidualBlock, (8, 6, 6), 10),
     "downsample": (DownsampleBlock, (8, 8, 8), 10),
     "mlp-bn": (MLPBatchNorm, (20,), 5),
+    "pooling-stem": (PoolingStem, (3, 12, 12), 10),
     "fashion-cnn": (FashionCNN, (1, 28, 28), 10),
     "vit": (FashionViT, (1, 28, 28), 10),
     "upsample": (UpsampleDecoder, (8, 4, 4), 10),
