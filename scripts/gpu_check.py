@@ -712,6 +712,10 @@ def check_timing(report, pack, manifest, args, deadline, precision="fp32"):
     if not args.no_compile:
         stages.append(("compile", lambda: time_torch(
             report, args, "compile", deadline, precision)))
+    # The same CNN compiled at -O1 (quick iterations): what it costs here.
+    if precision == "fp32" and "fashion_o1" in manifest:
+        stages.append(("traincc -O1", lambda: time_trainer(
+            report, pack, manifest["fashion_o1"], args, deadline)))
     for name, fn in stages:
         try:
             res[name] = fn()
@@ -885,6 +889,12 @@ def table(report, args, manifest):
         if any("error" in v for v in t.values()):
             parts.append("FAIL")
         lines.append("  " + "  ".join(parts))
+        o1_ms = t.get("traincc -O1", {}).get("ms")
+        if o1_ms:
+            ratio = (f"  -O1/-O3 {o1_ms / ms['traincc']:.2f}x"
+                     if ms["traincc"] else "")
+            lines.append(f"  fp32 -O1 (LLVM and ptxas -O1)  traincc "
+                         f"{fmt(o1_ms, '.3f')}{ratio}")
     import gpu_check_scaling
     lines += gpu_check_scaling.table_lines(r.get("scaling"), args)
     import gpu_check_sync_bn

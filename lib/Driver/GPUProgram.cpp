@@ -255,6 +255,7 @@ PendingAssembly::~PendingAssembly() {
 LogicalResult PendingAssembly::start(const GPUProgram &program,
                                      StringRef ptxas, StringRef workDir) {
   std::string archFlag = "-arch=" + program.arch;
+  std::string optFlag = "-O" + std::to_string(program.optLevel);
   for (auto [index, image] : llvm::enumerate(program.modules)) {
     Job job;
     auto path = [&](StringRef extension) {
@@ -276,7 +277,7 @@ LogicalResult PendingAssembly::start(const GPUProgram &program,
       }
       os << image.ptx;
     }
-    SmallVector<StringRef> args = {ptxas,   archFlag, "-O3",
+    SmallVector<StringRef> args = {ptxas,   archFlag, optFlag,
                                    ptxPath, "-o",     job.cubinPath};
     std::optional<StringRef> redirects[] = {std::nullopt,
                                             StringRef(job.logPath),
@@ -357,6 +358,7 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   gpuOptions.toolkit = options.cudaToolkit;
   gpuOptions.fuse = !options.training.noFuse;
   gpuOptions.parts = parts;
+  gpuOptions.optLevel = options.optLevel;
   buildGPULowerToNVVMPipeline(pm, gpuOptions);
   std::optional<StepCosts> costs;
   pm.addInstrumentation(std::make_unique<MeasureKernels>(tracker, costs));
@@ -366,6 +368,7 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   GPUProgram program;
   program.costs = std::move(costs);
   program.arch = options.gpuArch;
+  program.optLevel = options.optLevel;
   llvm::StringMap<int32_t> moduleIndex;
   FailureOr<std::vector<GPUModuleImage>> images =
       extractModules(*module, moduleIndex);

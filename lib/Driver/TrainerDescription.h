@@ -118,6 +118,8 @@ struct GPUModuleImage {
 
 struct GPUProgram {
   std::string arch;
+  /// ptxas's optimisation level (traincc -O), as the PTX's.
+  unsigned optLevel = 3;
   std::vector<GPUModuleImage> modules;
   uint64_t workspaceBytes = 0;
   StepMemory memory;

@@ -345,7 +345,7 @@ void traincc::buildGPULowerToNVVMPipeline(
   pm.addPass(createAnnotateKernelPointersPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.arch;
-  target.optLevel = 3;
+  target.optLevel = options.optLevel;
   pm.addPass(createGpuNVVMAttachTarget(target));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
   kernels.addPass(createLowerAffinePass());

@@ -102,7 +102,8 @@ static cl::opt<bool> profileKernels(
     cl::cat(category));
 static cl::opt<unsigned> optLevel(
     "O",
-    cl::desc("LLVM optimisation level of the CPU kernels: -O0 to -O3 "
+    cl::desc("Optimisation level of the kernels: LLVM's for the CPU "
+             "kernels and the CUDA kernels' PTX, and ptxas's: -O0 to -O3 "
              "(default -O3; -O1 compiles faster for quick iterations, and "
              "its trainer runs slower)"),
     cl::Prefix, cl::init(3), cl::cat(category));

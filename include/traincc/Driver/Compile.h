@@ -84,7 +84,8 @@ struct CompileOptions {
   /// stage verifies its result once: verifying after every pass cost a
   /// quarter of the GPU code generation's time.
   bool verifyEach = false;
-  /// LLVM optimisation level of the CPU kernels, 0 to 3 (-O).
+  /// Optimisation level of the kernels, 0 to 3 (-O): LLVM's for the CPU
+  /// kernels and the CUDA kernels' PTX, and ptxas's.
   unsigned optLevel = 3;
   /// Threads for LLVM's optimisation and code generation; 0: every core.
   unsigned jobs = 0;

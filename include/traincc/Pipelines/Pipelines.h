@@ -143,6 +143,11 @@ struct GPUCodegenPipelineOptions
       llvm::cl::desc("gpu.modules the kernels are spread over, compiled in "
                      "parallel (one PTX text and cubin each)"),
       llvm::cl::init(1)};
+  Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("LLVM optimisation level of the kernels' PTX (0-3; "
+                     "traincc's -O, which also sets ptxas's)"),
+      llvm::cl::init(3)};
 };
 
 /// Functions on memrefs -> GPU steps: each step function becomes a sequence

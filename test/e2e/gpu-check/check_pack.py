@@ -59,6 +59,9 @@ def main():
                         e.get("error"), dict(e, loss_scale="dynamic"
                                              if precision == "fp16" else
                                              "none")))
+    if "fashion_o1" in manifest:
+        e = manifest["fashion_o1"]
+        entries.append(("fashion-O1", e.get("trainer"), e.get("error"), None))
     tmp = tempfile.mkdtemp(prefix="check-pack-")
     for name, rel, error, cfg in entries:
         if error:
