@@ -237,8 +237,7 @@ void mergeSiblings(RewriterBase &rewriter, linalg::GenericOp first,
   linalg::GenericOp ops[] = {first, second};
   for (unsigned k = 0; k < 2; ++k)
     for (OpOperand *input : ops[k].getDpsInputOperands()) {
-      linalg::GenericOp op = ops[k];
-      AffineMap map = op.getMatchingIndexingMap(input);
+      AffineMap map = ops[k].getMatchingIndexingMap(input);
       unsigned j = 0;
       while (j < inputs.size() &&
              (inputs[j] != input->get() || maps[j] != map))
