@@ -260,9 +260,7 @@ Value tileProducts(OpBuilder &b, Location loc, Value filter, Value data,
           utils::IteratorType::parallel, utils::IteratorType::parallel,
           utils::IteratorType::parallel, utils::IteratorType::reduction,
           utils::IteratorType::parallel},
-      [](OpBuilder &b, Location loc, ValueRange args) {
-        multiplyAccumulate(b, loc, args);
-      });
+      multiplyAccumulate);
   traincc::setKernelClass(product, kind);
   product->setAttr(kCacheBlockedAttrName, b.getUnitAttr());
   return product.getResult(0);
@@ -406,9 +404,7 @@ Value tileGradientProducts(OpBuilder &b, Location loc, Value gradients,
           utils::IteratorType::parallel, utils::IteratorType::parallel,
           utils::IteratorType::parallel, utils::IteratorType::reduction,
           utils::IteratorType::reduction},
-      [](OpBuilder &b, Location loc, ValueRange args) {
-        multiplyAccumulate(b, loc, args);
-      });
+      multiplyAccumulate);
   traincc::setKernelClass(product, TRAINCC_KERNEL_CONV_FILTER_GRADIENT);
   return product.getResult(0);
 }
