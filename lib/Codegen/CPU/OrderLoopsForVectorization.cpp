@@ -57,6 +57,15 @@ int64_t scoreInnermost(linalg::GenericOp op, unsigned dim) {
   return score;
 }
 
+/// Whether `op` has a reduction loop and an output indexed by every loop.
+bool writesEveryPointWhileSumming(linalg::GenericOp op) {
+  return op.getNumReductionLoops() != 0 &&
+         llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+           AffineMap map = op.getMatchingIndexingMap(&init);
+           return map.isPermutation();
+         });
+}
+
 /// Lets LLVM vectorize a reduction along the innermost loop: without
 /// `reassoc` it must add in loop order, one lane at a time.
 void allowReassociation(linalg::GenericOp op) {
@@ -91,9 +100,28 @@ struct OrderLoopsForVectorizationPass
         return std::make_tuple(longEnough, scoreInnermost(op, dim), parallel,
                                dim);
       };
-      for (unsigned dim = 0; dim < numLoops; ++dim)
-        if (ranges[dim] != 1 && (!best || key(dim) > key(*best)))
+      // An op that writes an output at every point while it sums over
+      // some loops (traincc-fuse-sums-into-producers: partial sums over
+      // an image's rows) keeps the parallel loop along which most operands
+      // are contiguous innermost, however short (a pooling window's
+      // offsets, for traincc-vectorize-interleaved-windows): each lane then
+      // adds its terms in loop order, so the sums do not depend on how
+      // LLVM would split a reduction by what the body costs.
+      bool orderedSums = writesEveryPointWhileSumming(op);
+      auto orderedKey = [&](unsigned dim) {
+        return std::make_tuple(scoreInnermost(op, dim), dim);
+      };
+      for (unsigned dim = 0; dim < numLoops; ++dim) {
+        if (ranges[dim] == 1)
+          continue;
+        if (orderedSums) {
+          if (linalg::isParallelIterator(iterators[dim]) &&
+              (!best || orderedKey(dim) > orderedKey(*best)))
+            best = dim;
+        } else if (!best || key(dim) > key(*best)) {
           best = dim;
+        }
+      }
       if (!best)
         continue;
       if (*best != numLoops - 1) {

@@ -93,11 +93,14 @@ matchInsertIntoFill(tensor::InsertSliceOp insert) {
                       insert.getMixedOffsets()};
 }
 
-/// Whether `op` sums products (a convolution or matmul, named or generic):
-/// those keep whole outputs, which their register tiles store in full
-/// vectors. Elementwise ops and poolings write into padded interiors.
-static bool isContraction(linalg::LinalgOp op) {
-  if (op.getNumReductionLoops() == 0)
+/// Whether `op` sums products into `result` (a convolution or matmul,
+/// named or generic): those keep whole outputs, which their register tiles
+/// store in full vectors. Elementwise ops and poolings write into padded
+/// interiors, and so does an op that writes `result` once per point while
+/// it sums other outputs (traincc-fuse-sums-into-producers).
+static bool isContraction(linalg::LinalgOp op, OpResult result) {
+  if (op.getNumReductionLoops() == 0 ||
+      op.getIndexingMapMatchingResult(result).isPermutation())
     return false;
   return llvm::any_of(op.getBlock()->getOperations(), [](Operation &inner) {
     return isa<arith::MulFOp>(inner);
@@ -229,8 +232,11 @@ struct PadInProducerPass
   /// output, into the padded tensor's interior: the padding's copy, which
   /// read the result back, goes.
   void writeAlsoPadded(RewriterBase &rewriter, PaddedResult &padded) {
+    // An output indexed by every loop is written once per element, also in
+    // a producer that sums over some of its loops
+    // (traincc-fuse-sums-into-producers).
     auto producer = dyn_cast<linalg::GenericOp>(padded.result.getOwner());
-    if (!producer || producer.getNumLoops() != producer.getNumParallelLoops())
+    if (!producer)
       return;
     OpOperand *init =
         producer.getDpsInitOperand(padded.result.getResultNumber());
@@ -270,7 +276,7 @@ struct PadInProducerPass
   void padInProducer(RewriterBase &rewriter, PaddedResult &padded) {
     auto producer = dyn_cast<linalg::LinalgOp>(padded.result.getOwner());
     if (!producer || !producer.hasPureTensorSemantics() ||
-        isContraction(producer))
+        isContraction(producer, padded.result))
       return;
     SmallVector<OpOperand *> freshDestinations;
     if (!othersReadStridedWell(padded, freshDestinations)) {
@@ -287,8 +293,7 @@ struct PadInProducerPass
       initFill = init->get().getDefiningOp<linalg::FillOp>();
       if (!isLoneConstantFill(initFill))
         return;
-    } else if (producer.getNumReductionLoops() != 0 ||
-               !producer.getMatchingIndexingMap(init).isPermutation()) {
+    } else if (!producer.getMatchingIndexingMap(init).isPermutation()) {
       return;
     }
     Location loc = padded.padding->getLoc();

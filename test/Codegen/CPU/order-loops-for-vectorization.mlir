@@ -104,3 +104,26 @@ func.func @kept_order(%a: memref<4x64xf32>, %b: memref<4x64xf32>) {
   }
   return
 }
+
+// -----
+
+// Tests that an op writing an output at every point while it sums over the
+// batch (traincc-fuse-sums-into-producers' partials) keeps a parallel loop
+// innermost, the one along which its operands are contiguous, however
+// short, and that its sums are not reassociated: each lane adds its terms
+// in batch order. The batch loop would score higher innermost, since the
+// partials stay in a register along it.
+// CHECK-LABEL: func.func @ordered_sums
+// CHECK: iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK-NOT: reassoc
+#every = affine_map<(c, n, w) -> (n, c, w)>
+#partial = affine_map<(c, n, w) -> (c, w)>
+func.func @ordered_sums(%x: memref<64x8x4xf32>, %dy: memref<64x8x4xf32>, %p: memref<8x4xf32>) {
+  linalg.generic {indexing_maps = [#every, #every, #partial], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x : memref<64x8x4xf32>) outs(%dy, %p : memref<64x8x4xf32>, memref<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %in, %s : f32, f32
+  }
+  return
+}

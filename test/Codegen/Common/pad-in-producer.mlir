@@ -302,3 +302,34 @@ func.func @named_pooling_and_convolution(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1
   } : tensor<1x1x2x2xf32> to tensor<1x1x4x4xf32>
   return %p, %q : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>
 }
+
+// -----
+
+// Tests that an op writing its first result once per point while it sums
+// other outputs over a loop (traincc-fuse-sums-into-producers' partials)
+// writes that result into the padded interior like an elementwise op: it
+// is not a contraction, though its body multiplies and it has a
+// reduction loop.
+// CHECK-LABEL: func.func @summing_producer_padded
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x3x6x18xf32>)
+// CHECK: %[[IN:.*]] = tensor.extract_slice %[[F]][0, 0, 1, 1] [2, 3, 4, 16] [1, 1, 1, 1]
+// CHECK: %[[R:.*]]:2 = linalg.generic {{.*}} outs(%[[IN]], %{{.*}} : tensor<2x3x4x16xf32>, tensor<2x3x16xf32>)
+// CHECK-NOT: tensor.pad
+// CHECK: tensor.insert_slice %[[R]]#0 into %[[F]][0, 0, 1, 1] [2, 3, 4, 16] [1, 1, 1, 1]
+#all = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#row = affine_map<(n, c, h, w) -> (n, c, w)>
+func.func @summing_producer_padded(%x: tensor<2x3x4x16xf32>, %s: tensor<2x3x16xf32>) -> (tensor<2x3x6x18xf32>, tensor<2x3x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x4x16xf32>
+  %r:2 = linalg.generic {indexing_maps = [#all, #all, #row], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x : tensor<2x3x4x16xf32>) outs(%e, %s : tensor<2x3x4x16xf32>, tensor<2x3x16xf32>) {
+  ^bb0(%in: f32, %out: f32, %acc: f32):
+    %m = arith.mulf %in, %in : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %m, %a : f32, f32
+  } -> (tensor<2x3x4x16xf32>, tensor<2x3x16xf32>)
+  %p = tensor.pad %r#0 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x3x4x16xf32> to tensor<2x3x6x18xf32>
+  return %p, %r#1 : tensor<2x3x6x18xf32>, tensor<2x3x16xf32>
+}
