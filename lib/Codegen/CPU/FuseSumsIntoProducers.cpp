@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "traincc/Codegen/CPU/Passes.h"
+#include "traincc/Codegen/Common/OpPlacement.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -29,6 +30,8 @@ namespace traincc {
 } // namespace traincc
 
 using namespace mlir;
+using traincc::codegen::hoistBefore;
+using traincc::codegen::isHoistableBefore;
 
 namespace {
 
@@ -144,37 +147,6 @@ AffineMap mapIntoProducer(SumOfProducer &op, AffineMap map) {
   return AffineMap::get(producerLoops, 0, results, context);
 }
 
-/// Whether `value` is available before `point`, or is a tensor.empty, a
-/// constant or a fill of those in `point`'s block that may move up to it.
-bool availableBefore(Value value, Operation *point, DominanceInfo &dominance) {
-  if (dominance.properlyDominates(value, point))
-    return true;
-  Operation *def = value.getDefiningOp();
-  return def && def->getBlock() == point->getBlock() &&
-         isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(def) &&
-         llvm::all_of(def->getOperands(), [&](Value operand) {
-           return availableBefore(operand, point, dominance);
-         });
-}
-
-/// Moves what `value` needs up to just before `point` (availableBefore).
-void moveBefore(Value value, Operation *point, DominanceInfo &dominance) {
-  if (dominance.properlyDominates(value, point))
-    return;
-  Operation *def = value.getDefiningOp();
-  for (Value operand : def->getOperands())
-    moveBefore(operand, point, dominance);
-  def->moveBefore(point);
-}
-
-/// Whether nothing reads `value` before `point` (in `point`'s block).
-bool unreadBefore(Value value, Operation *point) {
-  return llvm::all_of(value.getUsers(), [&](Operation *user) {
-    Operation *ancestor = point->getBlock()->findAncestorOpInBlock(*user);
-    return ancestor && !ancestor->isBeforeInBlock(point);
-  });
-}
-
 /// Rewrites `op.sum` into its producer (see Passes.td); fails, changing
 /// nothing, where the shapes or the order of the ops do not allow it.
 LogicalResult fuseSum(RewriterBase &rewriter, SumOfProducer &op,
@@ -244,23 +216,14 @@ LogicalResult fuseSum(RewriterBase &rewriter, SumOfProducer &op,
       }))
     return failure();
 
-  // Where the merged op goes: at the producer, if the sum's operands are
-  // available there; else at the sum, if nothing reads the producer's
-  // result before it (and no reshape of it stands in between).
+  // The merged op goes where the producer is: the sum's other inputs must
+  // be available there, or move up to it (a fill).
   Operation *point = producer;
-  auto neededAtPoint = [&](Operation *at) {
-    for (OpOperand *input : others)
-      if (!availableBefore(input->get(), at, dominance))
-        return false;
-    return true;
-  };
-  if (!neededAtPoint(producer)) {
-    if (op.collapse || !unreadBefore(producer->getResult(0), sum))
-      return failure();
-    point = sum;
-  }
   for (OpOperand *input : others)
-    moveBefore(input->get(), point, dominance);
+    if (!isHoistableBefore(input->get(), point, dominance))
+      return failure();
+  for (OpOperand *input : others)
+    hoistBefore(input->get(), point, dominance);
 
   Location loc = sum.getLoc();
   rewriter.setInsertionPoint(point);

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "traincc/Codegen/Common/OpPlacement.h"
 #include "traincc/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,6 +31,8 @@ namespace traincc {
 } // namespace traincc
 
 using namespace mlir;
+using traincc::codegen::hoistBefore;
+using traincc::codegen::isHoistableBefore;
 
 namespace {
 
@@ -187,32 +190,13 @@ bool operandsDefinedBefore(Operation *op, Operation *point,
   });
 }
 
-/// Whether every operand of `op` that is not available at `point` comes
-/// from a tensor.empty, a constant or a fill of those in `point`'s block,
-/// which may move up to `point` (a winner search's initial values).
+/// Whether every operand of `op` is available at `point` or may move up to
+/// it (a winner search's initial values: isHoistableBefore).
 bool operandsHoistableBefore(Operation *op, Operation *point,
                              DominanceInfo &dominance) {
   return llvm::all_of(op->getOperands(), [&](Value value) {
-    if (dominance.properlyDominates(value, point))
-      return true;
-    Operation *def = value.getDefiningOp();
-    return def && def->getBlock() == point->getBlock() &&
-           isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(def) &&
-           operandsHoistableBefore(def, point, dominance);
+    return isHoistableBefore(value, point, dominance);
   });
-}
-
-/// Moves the operands of `op` that operandsHoistableBefore allows up to
-/// just before `point`.
-void hoistOperandsBefore(Operation *op, Operation *point,
-                         DominanceInfo &dominance) {
-  for (Value value : op->getOperands()) {
-    if (dominance.properlyDominates(value, point))
-      continue;
-    Operation *def = value.getDefiningOp();
-    hoistOperandsBefore(def, point, dominance);
-    def->moveBefore(point);
-  }
 }
 
 /// Whether no user of `op`'s results comes before `point` in its block.
@@ -336,7 +320,8 @@ void mergeSiblingReductions(func::FuncOp func) {
         if (operandsDefinedBefore(second, first, dominance)) {
           point = first;
         } else if (operandsHoistableBefore(second, first, dominance)) {
-          hoistOperandsBefore(second, first, dominance);
+          for (Value operand : second->getOperands())
+            hoistBefore(operand, first, dominance);
           point = first;
         } else if (resultsUnusedBefore(first, second)) {
           point = second;

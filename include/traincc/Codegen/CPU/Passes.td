@@ -245,10 +245,10 @@ def FuseSumsIntoProducersPass
     must not change the trajectory), nor on the thread count (the merged
     op splits along the batch, the partials are per image).
 
-    The sum's other inputs must be available where the producer is (or the
-    producer's result unread between the two, without a reshape in
-    between), read either like `dy` (expanded through the reshape) or
-    along loops the reshape keeps whole (a per-channel mean). Left alone:
+    The sum's other inputs must be available where the producer is (or be
+    fills that may move up to it), read either like `dy` (expanded through
+    the reshape) or along loops the reshape keeps whole (a per-channel
+    mean). Left alone:
     sums whose summed input a convolution computes
     (`traincc-fuse-conv-channel-sums` adds those in the convolution's
     epilogue), sums of a tensor no generic of the step computes, sums of
