@@ -73,6 +73,8 @@ struct SumOfProducer {
   /// Null when the sum reads the producer's result directly.
   tensor::CollapseShapeOp collapse;
   linalg::GenericOp producer;
+  /// How the producer indexes its result: a permutation of its loops.
+  AffineMap resultMap;
   /// For each loop of the sum, the dimensions of the producer's result it
   /// stands for, and the producer's loops that index them.
   SmallVector<ReassociationIndices> resultGroups, groups;
@@ -121,6 +123,7 @@ std::optional<SumOfProducer> findProducer(linalg::GenericOp sum) {
         }) != 1)
       continue;
     found.producer = producer;
+    found.resultMap = resultMap;
     return found;
   }
   return std::nullopt;
@@ -134,8 +137,7 @@ AffineMap mapIntoProducer(SumOfProducer &op, AffineMap map) {
   MLIRContext *context = map.getContext();
   unsigned producerLoops = op.producer.getNumLoops();
   if (map == op.sum.getMatchingIndexingMap(op.summed))
-    return op.producer.getIndexingMapMatchingResult(
-        op.producer->getResult(0));
+    return op.resultMap;
   SmallVector<AffineExpr> results;
   for (AffineExpr result : map.getResults()) {
     auto dim = dyn_cast<AffineDimExpr>(result);
@@ -183,12 +185,14 @@ LogicalResult fuseSum(RewriterBase &rewriter, SumOfProducer &op,
       iterators[dim] = utils::IteratorType::reduction;
       kept[dim] = true;
     }
-  // The sum's parallel loops index its outputs and the second stage's
-  // loops: one producer loop each.
-  for (unsigned loop = firstParallel; loop < sum.getNumLoops(); ++loop)
-    if (linalg::isParallelIterator(sumIterators[loop]) &&
-        op.groups[loop].size() != 1)
+  // The sum's parallel loops (the channels) index its outputs and stay
+  // parallel in the second stage: one producer loop each.
+  SmallVector<bool> channel(producerLoops, false);
+  for (unsigned loop = firstParallel; loop < imageBegin; ++loop) {
+    if (op.groups[loop].size() != 1)
       return failure();
+    channel[op.groups[loop].front()] = true;
+  }
 
   // The sum's other inputs, over the producer's loops.
   SmallVector<OpOperand *> others;
@@ -234,9 +238,7 @@ LogicalResult fuseSum(RewriterBase &rewriter, SumOfProducer &op,
   for (auto [input, map] : llvm::zip(others, otherMaps)) {
     Value value = input->get();
     // Read like the summed tensor: expanded like it.
-    if (op.collapse && input->get().getType() == op.summed->get().getType() &&
-        sum.getMatchingIndexingMap(input) ==
-            sum.getMatchingIndexingMap(op.summed))
+    if (op.collapse && sum.getMatchingIndexingMap(input) == summedMap)
       value = tensor::ExpandShapeOp::create(
           rewriter, loc, op.collapse.getSrcType(), value,
           op.collapse.getReassociationIndices());
@@ -246,8 +248,7 @@ LogicalResult fuseSum(RewriterBase &rewriter, SumOfProducer &op,
 
   // The partials: laid out like the producer's result without the kept
   // loops, zero-filled.
-  AffineMap resultMap =
-      producer.getIndexingMapMatchingResult(producer->getResult(0));
+  AffineMap resultMap = op.resultMap;
   SmallVector<int64_t> partialDims;
   SmallVector<AffineExpr> partialExprs;
   SmallVector<int64_t> producerRanges = producer.getStaticLoopRanges();
@@ -321,14 +322,9 @@ LogicalResult fuseSum(RewriterBase &rewriter, SumOfProducer &op,
   SmallVector<utils::IteratorType> stageIterators;
   SmallVector<AffineExpr> outExprs;
   for (auto [position, dim] : llvm::enumerate(partialDims)) {
-    bool parallel = llvm::any_of(
-        llvm::seq(firstParallel, sum.getNumLoops()), [&](unsigned loop) {
-          return linalg::isParallelIterator(sumIterators[loop]) &&
-                 op.groups[loop].front() == dim;
-        });
-    stageIterators.push_back(parallel ? utils::IteratorType::parallel
-                                      : utils::IteratorType::reduction);
-    if (parallel)
+    stageIterators.push_back(channel[dim] ? utils::IteratorType::parallel
+                                          : utils::IteratorType::reduction);
+    if (channel[dim])
       outExprs.push_back(rewriter.getAffineDimExpr(position));
   }
   unsigned stageLoops = partialDims.size();
