@@ -304,6 +304,8 @@ static void buildGPUKernelPipeline(OpPassManager &pm, bool tensorCores,
   tile.tensorCores = tensorCores;
   pm.addPass(createTileGPUContractionsPass(tile));
   pm.addPass(createMapGPUReductionsPass());
+  // What is left runs one thread per output: reduction loops go inside.
+  pm.addPass(createOrderGPULoopsPass());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   // Adjacent loop nests over the same iterations whose second reads what the
   // first wrote at the same place (elementwise chains) become one kernel.
