@@ -73,6 +73,18 @@ PARITY_STEPS = 10
 FASHION_BATCH = 64
 FASHION_LR = 0.01
 FASHION_MOMENTUM = 0.9
+# The example compiled other ways, each timed beside the default at fp32:
+# (manifest key, pack folder, extra traincc flags, short name, table row,
+# ratio label).
+FASHION_VARIANTS = [
+    ("fashion_o1", "fashion-O1", ["-O1"], "-O1",
+     "fp32 -O1 (LLVM and ptxas -O1)", "-O1/-O3"),
+    # BatchNorm's backward sums in kernels of their own, as before
+    # traincc-fuse-sums-into-producers joined the CUDA path.
+    ("fashion_sums_apart", "fashion-sums-apart",
+     ["--sums-in-producers=false"], "sums apart",
+     "fp32 BN backward sums apart", "apart/default"),
+]
 # One full epoch of the example reaches far more; less means a broken step.
 FASHION_MIN_ACCURACY = 0.80
 # Messages of a trainer that cannot use CUDA (runtime/lib/exec/CudaDriver.cpp).
@@ -712,10 +724,13 @@ def check_timing(report, pack, manifest, args, deadline, precision="fp32"):
     if not args.no_compile:
         stages.append(("compile", lambda: time_torch(
             report, args, "compile", deadline, precision)))
-    # The same CNN compiled at -O1 (quick iterations): what it costs here.
-    if precision == "fp32" and "fashion_o1" in manifest:
-        stages.append(("traincc -O1", lambda: time_trainer(
-            report, pack, manifest["fashion_o1"], args, deadline)))
+    # The same CNN compiled other ways (-O1 for quick iterations; the
+    # BatchNorm sums apart): what each costs here.
+    for key, _, _, short, _, _ in FASHION_VARIANTS:
+        if precision == "fp32" and key in manifest:
+            stages.append((f"traincc {short}",
+                           lambda e=manifest[key]: time_trainer(
+                               report, pack, e, args, deadline)))
     for name, fn in stages:
         try:
             res[name] = fn()
@@ -889,12 +904,13 @@ def table(report, args, manifest):
         if any("error" in v for v in t.values()):
             parts.append("FAIL")
         lines.append("  " + "  ".join(parts))
-        o1_ms = t.get("traincc -O1", {}).get("ms")
-        if o1_ms:
-            ratio = (f"  -O1/-O3 {o1_ms / ms['traincc']:.2f}x"
-                     if ms["traincc"] else "")
-            lines.append(f"  fp32 -O1 (LLVM and ptxas -O1)  traincc "
-                         f"{fmt(o1_ms, '.3f')}{ratio}")
+        for _, _, _, short, row, ratio_label in FASHION_VARIANTS:
+            variant_ms = t.get(f"traincc {short}", {}).get("ms")
+            if variant_ms:
+                ratio = (f"  {ratio_label} {variant_ms / ms['traincc']:.2f}x"
+                         if ms["traincc"] else "")
+                lines.append(f"  {row}  traincc "
+                             f"{fmt(variant_ms, '.3f')}{ratio}")
     import gpu_check_scaling
     lines += gpu_check_scaling.table_lines(r.get("scaling"), args)
     import gpu_check_sync_bn

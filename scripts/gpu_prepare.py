@@ -206,24 +206,30 @@ def main():
         raise SystemExit(f"gpu-prepare: the example CNN: {e}")
     gzip_trainer(os.path.join(out, "fashion", "trainer"))
     print(f"gpu-prepare: fashion CNN: {fashion['gpu_program']}")
-    # The example at -O1 (LLVM -O1 for the PTX, ptxas -O1: compiled for
-    # quick iterations), so that its GPU step time shows what -O1 costs.
-    fashion_o1 = {"traincc_args": fashion["traincc_args"][:2] +
-                  ["fashion-O1/trainer"] + fashion["traincc_args"][3:] +
-                  ["-O1"]}
-    os.makedirs(os.path.join(out, "fashion-O1"))
-    try:
-        run([args.traincc, example, "-o",
-             os.path.join(out, "fashion-O1", "trainer")] + cmd[4:] + ["-O1"])
-        fashion_o1["gpu_program"] = gpu_program(
-            os.path.join(out, "fashion-O1", "trainer"))
-        gzip_trainer(os.path.join(out, "fashion-O1", "trainer"))
-        fashion_o1["trainer"] = "fashion-O1/trainer.gz"
-        print(f"gpu-prepare: fashion CNN -O1: {fashion_o1['gpu_program']}")
-    except Failed as e:
-        fashion_o1["error"] = f"not packed: {e}"
-        shutil.rmtree(os.path.join(out, "fashion-O1"), ignore_errors=True)
-        print(f"gpu-prepare: WARNING: fashion CNN -O1 {fashion_o1['error']}")
+    # The example compiled other ways (gpu_check.FASHION_VARIANTS: -O1,
+    # the BatchNorm sums apart), so that its GPU step time shows what each
+    # costs.
+    variants = {}
+    for key, folder, flags, short, _, _ in gpu_check.FASHION_VARIANTS:
+        variant = {"traincc_args": fashion["traincc_args"][:2] +
+                   [folder + "/trainer"] + fashion["traincc_args"][3:] +
+                   flags}
+        os.makedirs(os.path.join(out, folder))
+        try:
+            run([args.traincc, example, "-o",
+                 os.path.join(out, folder, "trainer")] + cmd[4:] + flags)
+            variant["gpu_program"] = gpu_program(
+                os.path.join(out, folder, "trainer"))
+            gzip_trainer(os.path.join(out, folder, "trainer"))
+            variant["trainer"] = folder + "/trainer.gz"
+            print(f"gpu-prepare: fashion CNN {short}: "
+                  f"{variant['gpu_program']}")
+        except Failed as e:
+            variant["error"] = f"not packed: {e}"
+            shutil.rmtree(os.path.join(out, folder), ignore_errors=True)
+            print(f"gpu-prepare: WARNING: fashion CNN {short} "
+                  f"{variant['error']}")
+        variants[key] = variant
     # The example at bf16/fp16 (GradScaler's dynamic loss scaling for fp16,
     # traincc's default): one that does not compile is recorded, not fatal.
     fashion_amp = {}
@@ -279,7 +285,7 @@ def main():
                 "glibc": platform.libc_ver()[1],
                 "parity": configs, "parity_amp": amp_configs,
                 "fashion": fashion, "fashion_amp": fashion_amp,
-                "fashion_o1": fashion_o1,
+                **variants,
                 "sync_bn": sync_bn,
                 "files": dict(sorted(files.items())), "total_bytes": total}
     with open(os.path.join(out, "manifest.json"), "w") as f:

@@ -428,8 +428,9 @@ int emitCUDAEmulation(ModuleOp module, const CompileOptions &options,
   PassManager pm(module.getContext());
   stage.time(pm);
   // The trainer's kernels: those of steps with --sync-bn's collectives.
-  buildBufferizePipeline(pm, LinalgPipelineOptions(!options.training.noFuse,
-                                                   /*replicaCollectives=*/true));
+  LinalgPipelineOptions linalg;
+  setGPULinalgOptions(linalg, options);
+  buildBufferizePipeline(pm, linalg);
   buildGPUEmulationPipeline(pm, !options.training.noFuse);
   if (failed(stage.run(pm, module)))
     return 1;
@@ -628,8 +629,9 @@ int traincc::runCompile(const CompileOptions &options) {
     CompileStage stage(timing, "train-to-linalg pipeline");
     PassManager linalgPm(&context);
     stage.time(linalgPm);
-    buildTrainToLinalgPipeline(
-        linalgPm, LinalgPipelineOptions(!options.training.noFuse));
+    LinalgPipelineOptions linalg;
+    setGPULinalgOptions(linalg, options);
+    buildTrainToLinalgPipeline(linalgPm, linalg);
     if (failed(stage.run(linalgPm, *module)))
       return 1;
     return printModule(*module, options);

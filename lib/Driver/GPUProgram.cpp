@@ -322,6 +322,15 @@ LogicalResult PendingAssembly::finish(GPUProgram &program) {
   return success(ok);
 }
 
+void traincc::setGPULinalgOptions(LinalgPipelineOptions &linalg,
+                                  const CompileOptions &options) {
+  linalg.fuse = !options.training.noFuse;
+  linalg.collectives = true;
+  linalg.cpuKernels = false;
+  linalg.winogradMinChannels = 0;
+  linalg.sumsInProducers = options.sumsInProducers;
+}
+
 FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
                                                const TrainerDescription &d,
                                                const CompileOptions &options,
@@ -344,9 +353,9 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   PassManager bufferizePm(module->getContext());
   stage.time(bufferizePm);
   // Synchronized BatchNorm (--sync-bn) averages between kernels.
-  buildBufferizePipeline(bufferizePm,
-                         LinalgPipelineOptions(!options.training.noFuse,
-                                               /*replicaCollectives=*/true));
+  LinalgPipelineOptions linalg;
+  setGPULinalgOptions(linalg, options);
+  buildBufferizePipeline(bufferizePm, linalg);
   if (failed(stage.run(bufferizePm, *module)))
     return failure();
   GPUCostTracker tracker;

@@ -14,6 +14,7 @@
 
 #include "traincc/Dialect/Train/IR/TrainOps.h"
 #include "traincc/Driver/Compile.h"
+#include "traincc/Pipelines/Pipelines.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Program.h"
@@ -178,6 +179,11 @@ mlir::LogicalResult bindKernels(mlir::ModuleOp module,
                                 TrainerDescription &description);
 
 class CompileStage;
+
+/// Sets `linalg` to the linalg pipeline's options for the GPU kernels (and
+/// their CPU emulation) under `options`.
+void setGPULinalgOptions(LinalgPipelineOptions &linalg,
+                         const CompileOptions &options);
 
 /// Lowers a copy of the step functions for the GPU: PTX for the kernels,
 /// spread over up to `parts` modules compiled in parallel, and the three

@@ -130,6 +130,12 @@ static cl::opt<bool> verifyEach(
     cl::desc("Verify the IR after every pass, not only at the end of each "
              "stage; for working on the compiler"),
     cl::Hidden, cl::cat(category));
+static cl::opt<bool> sumsInProducers(
+    "sums-in-producers",
+    cl::desc("GPU kernels: compute BatchNorm's backward sums in the kernel "
+             "that computes their input (default); =false keeps them "
+             "apart, for measuring the difference"),
+    cl::init(true), cl::Hidden, cl::cat(category));
 static cl::opt<bool> printWeights(
     "print-weights",
     cl::desc("Print every initial value in emitted MLIR (default: elide "
@@ -231,6 +237,7 @@ static std::optional<traincc::CompileOptions> collectOptions() {
   options.timing = timing;
   options.printIRAfter = printIRAfter;
   options.verifyEach = verifyEach;
+  options.sumsInProducers = sumsInProducers;
   options.optLevel = optLevel;
   options.jobs = jobs;
   options.printWeights = printWeights;

@@ -87,6 +87,9 @@ struct CompileOptions {
   /// Optimisation level of the kernels, 0 to 3 (-O): LLVM's for the CPU
   /// kernels and the CUDA kernels' PTX, and ptxas's.
   unsigned optLevel = 3;
+  /// GPU kernels: BatchNorm's backward sums in the op that computes dy
+  /// (hidden --sums-in-producers; false keeps them apart, for measuring).
+  bool sumsInProducers = true;
   /// Threads for LLVM's optimisation and code generation; 0: every core.
   unsigned jobs = 0;
   TrainingOptions training;

@@ -73,6 +73,12 @@ struct LinalgPipelineOptions
                      "(traincc-winograd-convolutions; 0: none, the default "
                      "here; traincc's is 128)"),
       llvm::cl::init(0)};
+  Option<bool> sumsInProducers{
+      *this, "sums-in-producers",
+      llvm::cl::desc("Without cpu-kernels (GPU kernels): BatchNorm's "
+                     "backward sums computed by the op that computes dy "
+                     "(traincc-fuse-sums-into-producers)"),
+      llvm::cl::init(true)};
 
   LinalgPipelineOptions() = default;
   explicit LinalgPipelineOptions(bool fuseElementwise,

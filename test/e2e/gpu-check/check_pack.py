@@ -15,6 +15,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "scripts"))
+import gpu_check  # noqa: E402
+
 
 def main():
     p = argparse.ArgumentParser()
@@ -59,9 +63,10 @@ def main():
                         e.get("error"), dict(e, loss_scale="dynamic"
                                              if precision == "fp16" else
                                              "none")))
-    if "fashion_o1" in manifest:
-        e = manifest["fashion_o1"]
-        entries.append(("fashion-O1", e.get("trainer"), e.get("error"), None))
+    for key, folder, *_ in gpu_check.FASHION_VARIANTS:
+        if key in manifest:
+            e = manifest[key]
+            entries.append((folder, e.get("trainer"), e.get("error"), None))
     tmp = tempfile.mkdtemp(prefix="check-pack-")
     for name, rel, error, cfg in entries:
         if error:

@@ -217,62 +217,6 @@ def FuseConvChannelSumsPass
   ];
 }
 
-def FuseSumsIntoProducersPass
-    : Pass<"traincc-fuse-sums-into-producers", "mlir::ModuleOp"> {
-  let summary = "Computes per-channel sums in the elementwise op that "
-                "produces what they sum, as partial sums per image row";
-  let description = [{
-    Runs on tensors after `traincc-fuse-elementwise`. A sum
-    `init[c] += term(dy[n, c, h, w], x[n, c, h, w], ...)` (batch loops,
-    then channel loops, then at least two image loops, all reductions but
-    the channels; every output an f32 accumulation `out + term` whose term
-    reads no output: BatchNorm's backward sums of dy and dy * (x - mean))
-    whose `dy` an all-parallel `linalg.generic` computes, directly or
-    through a `tensor.collapse_shape` (max pooling's gradient in its window
-    space), is computed by that generic. One op computes `dy` at each
-    point, still writes it for its other readers, and adds the sum's terms
-    into zero-filled partial sums `partial[n, c, w]`: the image's rows `h`
-    become its reduction loops, added in order. A second small op adds
-    each channel's partials into `init`. The sum no longer reads `dy` back,
-    and reads `x` in the producer's pass.
-
-    Each partial is one lane of a row, added row by row in order, whatever
-    the body computes: `traincc-order-loops-for-vectorization` never makes
-    a reduction loop innermost in an op that writes an output at every
-    point, and such an op's sums are not reassociated. The second stage's
-    body is a plain sum. So the result does not depend on what fused into
-    the producer (`--recompute` fuses recomputed activations into it and
-    must not change the trajectory), nor on the thread count (the merged
-    op splits along the batch, the partials are per image).
-
-    The sum's other inputs must be available where the producer is (or be
-    fills that may move up to it), read either like `dy` (expanded through
-    the reshape) or along loops the reshape keeps whole (a per-channel
-    mean). Left alone:
-    sums whose summed input a convolution computes
-    (`traincc-fuse-conv-channel-sums` adds those in the convolution's
-    epilogue), sums of a tensor no generic of the step computes, sums of
-    other shapes, and a sum of the producer's result alone (a bias
-    gradient), which reads the result back from cache right after it was
-    written.
-
-    Not in traincc's pipelines (traincc-opt only): measured on the Zen 4
-    test machine, the merged ops cost more than the passes they replace
-    (bench/RESULTS.md, eighteenth session). The partials' row dimension
-    keeps a row's loop from joining the rows below it into one long loop,
-    so LLVM vectorizes a 28-wide row 4 lanes at a time; in a pooling
-    gradient's window space each partial row is loaded with a masked
-    vector right after the masked store of the row before, and waits for
-    it. The sums they replace read `dy` again from the L3 cache, nearly
-    free.
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect",
-    "::mlir::linalg::LinalgDialect",
-    "::mlir::tensor::TensorDialect",
-  ];
-}
-
 def PlanStepMemoryPass
     : Pass<"traincc-plan-step-memory", "mlir::ModuleOp"> {
   let summary = "Places every temporary of a step function in one workspace "

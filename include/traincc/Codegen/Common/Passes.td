@@ -222,4 +222,72 @@ def SplitSharedFillsPass
   ];
 }
 
+def FuseSumsIntoProducersPass
+    : Pass<"traincc-fuse-sums-into-producers", "mlir::ModuleOp"> {
+  let summary = "Computes per-channel sums in the elementwise op that "
+                "produces what they sum, as partial sums per image row";
+  let description = [{
+    Runs on tensors after `traincc-fuse-elementwise`. A sum
+    `init[c] += term(dy[n, c, h, w], x[n, c, h, w], ...)` (batch loops,
+    then channel loops, then at least two image loops, all reductions but
+    the channels; every output an f32 accumulation `out + term` whose term
+    reads no output: BatchNorm's backward sums of dy and dy * (x - mean))
+    whose `dy` an all-parallel `linalg.generic` computes, directly or
+    through a `tensor.collapse_shape` (max pooling's gradient in its window
+    space), is computed by that generic. One op computes `dy` at each
+    point, still writes it for its other readers, and adds the sum's terms
+    into zero-filled partial sums `partial[n, c, w]`: the image's rows `h`
+    become its reduction loops, added in order. A second small op adds
+    each channel's partials into `init`. The sum no longer reads `dy` back,
+    and reads `x` in the producer's pass.
+
+    Every such sum of one producer's result joins it in the same rewrite,
+    each with its own partials and second stage: for the GPU kernels
+    BatchNorm's sum of dy and its sum of dy * (x - mean) are two ops
+    (`traincc-fuse-elementwise` merges sibling sums only for the CPU), and
+    in a residual block a second BatchNorm (the shortcut's) sums the same
+    dy.
+
+    Each partial is one lane of a row, added row by row in order, whatever
+    the body computes: `traincc-order-loops-for-vectorization` never makes
+    a reduction loop innermost in an op that writes an output at every
+    point, and such an op's sums are not reassociated;
+    `traincc-order-gpu-loops` gives each [n, c, w] a GPU thread that adds
+    its rows in order. The second stage's body is a plain sum. So the
+    result does not depend on what fused into the producer (`--recompute`
+    fuses recomputed activations into it and must not change the
+    trajectory), nor on the thread count (the merged op splits along the
+    batch, the partials are per image).
+
+    The sum's other inputs must be available where the producer is (or be
+    fills that may move up to it), read either like `dy` (expanded through
+    the reshape) or along loops the reshape keeps whole (a per-channel
+    mean). Left alone:
+    sums whose summed input a convolution computes
+    (`traincc-fuse-conv-channel-sums` adds those in the convolution's
+    epilogue), sums of a tensor no generic of the step computes, sums of
+    other shapes, and a producer's result summed alone (a bias gradient,
+    with no other sum that reads a tensor like it), which on the CPU reads
+    the result back from cache right after it was written.
+
+    In the pipeline of the GPU kernels (and their emulation), not the
+    CPU's: on the CUDA path it saves a launch and a pass over dy per
+    BatchNorm (the example CNN's micro_step: 34 -> 32 launches, 225.4 ->
+    213.0 MB; ResNet-18 at batch 128: 235 -> 216, 8.7 -> 8.3 GB). Measured
+    on the Zen 4 test machine, the CPU's merged ops cost more than the
+    passes they replace (bench/RESULTS.md, eighteenth session). The
+    partials' row dimension keeps a row's loop from joining the rows below
+    it into one long loop, so LLVM vectorizes a 28-wide row 4 lanes at a
+    time; in a pooling gradient's window space each partial row is loaded
+    with a masked vector right after the masked store of the row before,
+    and waits for it. The sums they replace read `dy` again from the L3
+    cache, nearly free.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // TRAINCC_CODEGEN_COMMON_PASSES_TD

@@ -106,6 +106,65 @@ func.func @pooling_gradient_sums(%g: tensor<2x4x4x4xf32>, %x: tensor<2x4x8x8xf32
 
 // -----
 
+// Tests BatchNorm's two sums as two ops (traincc-fuse-elementwise leaves
+// sibling sums apart for the GPU kernels), with a second BatchNorm's sum
+// of the same dy (a residual block's shortcut): all three join the producer
+// in one rewrite, each with its own partials and its own second stage. The
+// sum of dy alone joins because the others bring the producer in.
+// CHECK-LABEL: func.func @separate_sums
+// CHECK: %[[MERGED:.*]]:4 = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK: %[[MASKED:.*]] = arith.select
+// CHECK: %[[S:.*]] = arith.addf %{{.*}}, %[[MASKED]] : f32
+// CHECK: %[[T1:.*]] = arith.addf
+// CHECK: %[[T2:.*]] = arith.addf
+// CHECK: linalg.yield %[[MASKED]], %[[S]], %[[T1]], %[[T2]]
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[MERGED]]#1 :
+// CHECK: %[[TERM1:.*]] = linalg.generic {{.*}} ins(%[[MERGED]]#2 :
+// CHECK: %[[TERM2:.*]] = linalg.generic {{.*}} ins(%[[MERGED]]#3 :
+// CHECK: return %[[MERGED]]#0, %[[SUM]], %[[TERM1]], %[[TERM2]]
+#all = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#chan = affine_map<(n, c, h, w) -> (c)>
+func.func @separate_sums(%g: tensor<4x8x16x16xf32>, %y: tensor<4x8x16x16xf32>, %x: tensor<4x8x16x16xf32>, %mean: tensor<8xf32>, %x2: tensor<4x8x16x16xf32>, %mean2: tensor<8xf32>)
+    -> (tensor<4x8x16x16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<4x8x16x16xf32>
+  %dy = linalg.generic {indexing_maps = [#all, #all, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%g, %y : tensor<4x8x16x16xf32>, tensor<4x8x16x16xf32>) outs(%empty : tensor<4x8x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %pos = arith.cmpf ogt, %b, %zero : f32
+    %m = arith.select %pos, %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8x16x16xf32>
+  %e = tensor.empty() : tensor<8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [#all, #chan], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%dy : tensor<4x8x16x16xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%d: f32, %s: f32):
+    %s1 = arith.addf %s, %d : f32
+    linalg.yield %s1 : f32
+  } -> tensor<8xf32>
+  %term1 = linalg.generic {indexing_maps = [#all, #all, #chan, #chan], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%dy, %x, %mean : tensor<4x8x16x16xf32>, tensor<4x8x16x16xf32>, tensor<8xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%d: f32, %xv: f32, %mu: f32, %t: f32):
+    %c = arith.subf %xv, %mu : f32
+    %p = arith.mulf %d, %c : f32
+    %t1 = arith.addf %t, %p : f32
+    linalg.yield %t1 : f32
+  } -> tensor<8xf32>
+  %term2 = linalg.generic {indexing_maps = [#all, #all, #chan, #chan], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%dy, %x2, %mean2 : tensor<4x8x16x16xf32>, tensor<4x8x16x16xf32>, tensor<8xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%d: f32, %xv: f32, %mu: f32, %t: f32):
+    %c = arith.subf %xv, %mu : f32
+    %p = arith.mulf %d, %c : f32
+    %t1 = arith.addf %t, %p : f32
+    linalg.yield %t1 : f32
+  } -> tensor<8xf32>
+  return %dy, %sum, %term1, %term2 : tensor<4x8x16x16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
 // Tests that a sum over the batch alone (a dense layer's weighted terms,
 // [n, k] -> [k]) stays apart: without image rows, the partials would be as
 // large as dy.
