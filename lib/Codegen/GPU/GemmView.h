@@ -53,7 +53,10 @@ bool reusesInputs(mlir::linalg::LinalgOp op);
 
 /// Whether traincc-split-gpu-reductions splits the contraction `op` along
 /// K (split-K: too few tiles for the GPU, a long K), a batch of partial
-/// GEMMs and a final sum. May say yes where the split then fails.
+/// GEMMs and a final sum. May say yes where the split then fails. No for a
+/// split into just enough parts to fill the GPU (partials per sample too
+/// large): a convolution that sums its outputs for BatchNorm in its
+/// epilogue keeps that instead, and is then not split.
 bool splitsAlongK(mlir::linalg::LinalgOp op);
 
 /// The most outputs along M or N one block of a tiled kernel computes

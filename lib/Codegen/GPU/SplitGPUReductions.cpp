@@ -66,6 +66,17 @@ int64_t stripParts(int64_t terms) {
   return parts;
 }
 
+/// The fewest parts, a divisor of `range` from 2 up, into which splitting a
+/// contraction of `outputs` outputs gives its tiled kernel kFewTiles blocks;
+/// `range` itself where none below it does.
+int64_t partsToFillGPU(int64_t outputs, int64_t range) {
+  int64_t tiles = llvm::divideCeil(outputs, kTileOutputs);
+  for (int64_t parts = 2; parts < range; ++parts)
+    if (range % parts == 0 && tiles * parts >= kFewTiles)
+      return parts;
+  return range;
+}
+
 /// The limits under which a sum that is not a contraction is split: the
 /// pass's options.
 struct SumSplitLimits {
@@ -79,6 +90,11 @@ struct ReductionSplit {
   unsigned dim;
   int64_t parts;
   bool stripMine;
+  /// Strip-mined only because partials per position would take too much
+  /// memory: it gives the GPU just enough tiles, and a convolution whose
+  /// epilogue can sum its outputs for BatchNorm keeps that fusion instead
+  /// (splitsAlongK says no).
+  bool fewerParts = false;
 };
 
 /// The split the pass makes of the sum `op`, from its shapes alone; none if
@@ -115,19 +131,28 @@ std::optional<ReductionSplit> planSplit(linalg::LinalgOp op,
   }
   int64_t parts = ranges[*splitDim];
   if (contraction) {
-    if (!worthSplitK(outputs, terms, parts, element))
+    if (worthSplitK(outputs, terms, parts, element))
+      return ReductionSplit{*splitDim, parts, /*stripMine=*/false};
+    // Partials per position of the loop (per sample) would take more than
+    // kMaxPartialBytes: a filter gradient of many weights (ResNet-18's
+    // 128- and 256-channel 3x3 ones at batch 128: 75 and 302 MB, 36 and 144
+    // tiles). The loop is strip-mined into the fewest parts that fill the
+    // GPU with tiles instead.
+    int64_t fewer = partsToFillGPU(outputs, parts);
+    if (fewer == parts || !worthSplitK(outputs, terms, fewer, element))
       return std::nullopt;
-  } else {
-    if (!sumLimits || outputs >= sumLimits->maxOutputs ||
-        terms < sumLimits->minReduction)
-      return std::nullopt;
-    // Whole, the sum gets a block per output. Split, its partials get a
-    // block each if they are long enough, else a thread each: worth it
-    // only if that is more threads.
-    if (terms / parts < sumLimits->blockSize &&
-        parts < 2 * sumLimits->blockSize)
-      return std::nullopt;
+    return ReductionSplit{*splitDim, fewer, /*stripMine=*/true,
+                          /*fewerParts=*/true};
   }
+  if (!sumLimits || outputs >= sumLimits->maxOutputs ||
+      terms < sumLimits->minReduction)
+    return std::nullopt;
+  // Whole, the sum gets a block per output. Split, its partials get a
+  // block each if they are long enough, else a thread each: worth it only
+  // if that is more threads.
+  if (terms / parts < sumLimits->blockSize &&
+      parts < 2 * sumLimits->blockSize)
+    return std::nullopt;
   return ReductionSplit{*splitDim, parts, /*stripMine=*/false};
 }
 
@@ -328,5 +353,9 @@ struct SplitGPUReductionsPass
 bool traincc::gpu_kernels::splitsAlongK(linalg::LinalgOp op) {
   return op.hasPureBufferSemantics() && op.getNumDpsInits() == 1 &&
          op.getNumReductionLoops() > 0 && isSumIntoOutput(op) &&
-         planSplit(op, /*sumLimits=*/nullptr).has_value();
+         [&] {
+           std::optional<ReductionSplit> plan =
+               planSplit(op, /*sumLimits=*/nullptr);
+           return plan && !plan->fewerParts;
+         }();
 }

@@ -161,6 +161,35 @@ func.func @variance_kept(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %y:
 
 // -----
 
+// Tests that a convolution with just too few tiles for the GPU (ResNet-18's
+// last stage at batch 128: 128 x 16 x 512 outputs, 256 tiles) keeps its
+// sums in the epilogue: split-K per input channel would need 2 GiB of
+// partials, and the split into 2 parts that traincc-split-gpu-reductions
+// makes of other such contractions gives way to the fusion.
+// CHECK-LABEL: func.func @few_tiles
+// CHECK: memref.alloc() : memref<32x512xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: traincc.channel_partials
+#all = affine_map<(n, c, p) -> (n, c, p)>
+#chan = affine_map<(n, c, p) -> (c)>
+func.func @few_tiles(%x: memref<128x512x6x6xf32>, %w: memref<512x512x3x3xf32>, %y: memref<128x512x4x4xf32>, %sum: memref<512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<128x512x4x4xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : memref<128x512x6x6xf32>, memref<512x512x3x3xf32>) outs(%y : memref<128x512x4x4xf32>)
+  linalg.fill ins(%zero : f32) outs(%sum : memref<512xf32>)
+  %flat = memref.collapse_shape %y [[0], [1], [2, 3]] : memref<128x512x4x4xf32> into memref<128x512x16xf32>
+  linalg.generic {indexing_maps = [#all, #chan], iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%flat : memref<128x512x16xf32>) outs(%sum : memref<512xf32>) {
+  ^bb0(%v: f32, %t: f32):
+    %a = arith.addf %t, %v : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
 // Tests what is left alone: a convolution too small for a tiled kernel
 // (N = 4), a grouped convolution (its group loop is a batch of the GEMM
 // view, and the output's second index), an output written again before
