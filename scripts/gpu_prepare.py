@@ -86,6 +86,23 @@ def gzip_trainer(path):
     return path + ".gz"
 
 
+def pack_optional_trainer(out, folder, cmd, entry, label):
+    """Compiles `cmd` (its trainer out/folder/trainer) into `entry`: its GPU
+    program and the gzipped trainer's path, or the error that kept it out
+    of the pack, which is not fatal."""
+    trainer = os.path.join(out, folder, "trainer")
+    try:
+        run(cmd)
+        entry["gpu_program"] = gpu_program(trainer)
+        gzip_trainer(trainer)
+        entry["trainer"] = folder + "/trainer.gz"
+        print(f"gpu-prepare: {label}: {entry['gpu_program']}")
+    except Failed as e:
+        entry["error"] = f"not packed: {e}"
+        shutil.rmtree(os.path.join(out, folder), ignore_errors=True)
+        print(f"gpu-prepare: WARNING: {label} {entry['error']}")
+
+
 def pack_parity(cfg, out, target_flags, traincc):
     import onnx
     import onnx.numpy_helper
@@ -215,20 +232,10 @@ def main():
                    [folder + "/trainer"] + fashion["traincc_args"][3:] +
                    flags}
         os.makedirs(os.path.join(out, folder))
-        try:
-            run([args.traincc, example, "-o",
-                 os.path.join(out, folder, "trainer")] + cmd[4:] + flags)
-            variant["gpu_program"] = gpu_program(
-                os.path.join(out, folder, "trainer"))
-            gzip_trainer(os.path.join(out, folder, "trainer"))
-            variant["trainer"] = folder + "/trainer.gz"
-            print(f"gpu-prepare: fashion CNN {short}: "
-                  f"{variant['gpu_program']}")
-        except Failed as e:
-            variant["error"] = f"not packed: {e}"
-            shutil.rmtree(os.path.join(out, folder), ignore_errors=True)
-            print(f"gpu-prepare: WARNING: fashion CNN {short} "
-                  f"{variant['error']}")
+        pack_optional_trainer(
+            out, folder, [args.traincc, example, "-o",
+                          os.path.join(out, folder, "trainer")] +
+            cmd[4:] + flags, variant, f"fashion CNN {short}")
         variants[key] = variant
     # The example at bf16/fp16 (GradScaler's dynamic loss scaling for fp16,
     # traincc's default): one that does not compile is recorded, not fatal.
@@ -243,18 +250,7 @@ def main():
         entry = {"precision": precision,
                  "traincc_args": ["examples/fashion_mnist/cnn.onnx", "-o",
                                   d + "/trainer"] + cmd[4:]}
-        try:
-            run(cmd)
-            entry["gpu_program"] = gpu_program(os.path.join(out, d, "trainer"))
-            gzip_trainer(os.path.join(out, d, "trainer"))
-            entry["trainer"] = d + "/trainer.gz"
-            print(f"gpu-prepare: fashion CNN {precision}: "
-                  f"{entry['gpu_program']}")
-        except Failed as e:
-            entry["error"] = f"not packed: {e}"
-            shutil.rmtree(os.path.join(out, d), ignore_errors=True)
-            print(f"gpu-prepare: WARNING: fashion CNN {precision} "
-                  f"{entry['error']}")
+        pack_optional_trainer(out, d, cmd, entry, f"fashion CNN {precision}")
         fashion_amp[precision] = entry
     missing = [f for f in DATASET_FILES
                if not os.path.isfile(os.path.join(args.dataset_dir, f))]
