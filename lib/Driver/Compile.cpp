@@ -431,7 +431,8 @@ int emitCUDAEmulation(ModuleOp module, const CompileOptions &options,
   LinalgPipelineOptions linalg;
   setGPULinalgOptions(linalg, options);
   buildBufferizePipeline(pm, linalg);
-  buildGPUEmulationPipeline(pm, !options.training.noFuse);
+  buildGPUEmulationPipeline(pm, !options.training.noFuse,
+                            options.convEpilogues);
   if (failed(stage.run(pm, module)))
     return 1;
   ObjectOptions objectOptions;

@@ -366,6 +366,7 @@ FailureOr<GPUProgram> traincc::buildGPUProgram(ModuleOp stepModule,
   gpuOptions.arch = options.gpuArch;
   gpuOptions.toolkit = options.cudaToolkit;
   gpuOptions.fuse = !options.training.noFuse;
+  gpuOptions.convEpilogues = options.convEpilogues;
   gpuOptions.parts = parts;
   gpuOptions.optLevel = options.optLevel;
   buildGPULowerToNVVMPipeline(pm, gpuOptions);

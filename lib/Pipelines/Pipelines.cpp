@@ -294,12 +294,18 @@ static bool hasTensorCoreMma(llvm::StringRef arch) {
 /// Bufferized step functions -> launches of kernels in @traincc_kernels;
 /// mixed-precision contractions on the tensor cores if `tensorCores`.
 static void buildGPUKernelPipeline(OpPassManager &pm, bool tensorCores,
-                                   bool fuse, unsigned parts = 1) {
+                                   bool fuse, bool convEpilogues,
+                                   unsigned parts = 1) {
   using namespace traincc;
   // BatchNorm means in the tiled convolutions' epilogues: before the split
   // would cut their sums in two and the plan places the partials.
-  if (fuse)
+  // The ReLU mask (and BatchNorm's backward sums) that read a tiled
+  // convolution's output in its epilogue, by the same rule.
+  if (fuse) {
     pm.addPass(createFuseGPUConvChannelSumsPass());
+    if (convEpilogues)
+      pm.addPass(createFuseGPUConvEpiloguesPass());
+  }
   pm.addPass(createSplitGPUReductionsPass());
   pm.addPass(createPrepareGPUStepsPass());
   // Convolutions, matmuls and long sums get tiled kernels of their own;
@@ -344,7 +350,7 @@ static void buildGPUKernelPipeline(OpPassManager &pm, bool tensorCores,
 void traincc::buildGPULowerToNVVMPipeline(
     OpPassManager &pm, const GPUCodegenPipelineOptions &options) {
   buildGPUKernelPipeline(pm, hasTensorCoreMma(options.arch), options.fuse,
-                         options.parts);
+                         options.convEpilogues, options.parts);
   // Plan pointers are 16-byte aligned and distinct: NVPTX's load/store
   // vectorizer then merges adjacent global accesses into v2/v4 ones. (The
   // emulated kernels need no such hint.)
@@ -376,10 +382,11 @@ void traincc::buildGPULowerToNVVMPipeline(
   pm.addPass(createSerializeGPUModulesPass(serialize));
 }
 
-void traincc::buildGPUEmulationPipeline(OpPassManager &pm, bool fuse) {
+void traincc::buildGPUEmulationPipeline(OpPassManager &pm, bool fuse,
+                                        bool convEpilogues) {
   // The emulated GPU is taken to be an sm_80 or newer (the trainers' PTX
   // is built for sm_90 by default).
-  buildGPUKernelPipeline(pm, /*tensorCores=*/true, fuse);
+  buildGPUKernelPipeline(pm, /*tensorCores=*/true, fuse, convEpilogues);
   // Tensor-core mma.sync are warp-collective: lanes exchange fragments
   // through shared memory between barriers.
   pm.addPass(createEmulateMmaSyncPass());

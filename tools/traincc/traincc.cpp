@@ -136,6 +136,13 @@ static cl::opt<bool> sumsInProducers(
              "that computes their input (default); =false keeps them "
              "apart, for measuring the difference"),
     cl::init(true), cl::Hidden, cl::cat(category));
+static cl::opt<bool> convEpilogues(
+    "conv-epilogues",
+    cl::desc("GPU kernels: apply the elementwise op that reads a tiled "
+             "convolution's output (a ReLU mask, with BatchNorm's backward "
+             "sums) in the convolution's kernel (default); =false keeps "
+             "them apart, for measuring the difference"),
+    cl::init(true), cl::Hidden, cl::cat(category));
 static cl::opt<bool> printWeights(
     "print-weights",
     cl::desc("Print every initial value in emitted MLIR (default: elide "
@@ -238,6 +245,7 @@ static std::optional<traincc::CompileOptions> collectOptions() {
   options.printIRAfter = printIRAfter;
   options.verifyEach = verifyEach;
   options.sumsInProducers = sumsInProducers;
+  options.convEpilogues = convEpilogues;
   options.optLevel = optLevel;
   options.jobs = jobs;
   options.printWeights = printWeights;

@@ -90,6 +90,10 @@ struct CompileOptions {
   /// GPU kernels: BatchNorm's backward sums in the op that computes dy
   /// (hidden --sums-in-producers; false keeps them apart, for measuring).
   bool sumsInProducers = true;
+  /// GPU kernels: the elementwise op after a tiled convolution in the
+  /// convolution's kernel (hidden --conv-epilogues; false keeps them
+  /// apart, for measuring).
+  bool convEpilogues = true;
   /// Threads for LLVM's optimisation and code generation; 0: every core.
   unsigned jobs = 0;
   TrainingOptions training;

@@ -144,6 +144,12 @@ struct GPUCodegenPipelineOptions
   Option<bool> fuse{*this, "fuse",
                     llvm::cl::desc("Fuse elementwise chains"),
                     llvm::cl::init(true)};
+  Option<bool> convEpilogues{
+      *this, "conv-epilogues",
+      llvm::cl::desc("With fuse: the elementwise op that reads a tiled "
+                     "convolution's output runs in the convolution's "
+                     "kernel (traincc-fuse-gpu-conv-epilogues)"),
+      llvm::cl::init(true)};
   Option<unsigned> parts{
       *this, "parts",
       llvm::cl::desc("gpu.modules the kernels are spread over, compiled in "
@@ -166,7 +172,8 @@ void buildGPULowerToNVVMPipeline(mlir::OpPassManager &pm,
 /// after another, or as fibers meeting at barriers for kernels that share
 /// memory), with `traincc_emu_<kernel>` entry points (LLVM dialect): the GPU
 /// path checked numerically without a GPU (EmulateGPUKernels.cpp).
-void buildGPUEmulationPipeline(mlir::OpPassManager &pm, bool fuse = true);
+void buildGPUEmulationPipeline(mlir::OpPassManager &pm, bool fuse = true,
+                               bool convEpilogues = true);
 
 /// Registers every named pipeline with the pass registry.
 void registerPipelines();

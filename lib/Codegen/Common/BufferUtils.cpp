@@ -2,6 +2,7 @@
 
 #include "traincc/Codegen/Common/BufferUtils.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -43,6 +44,38 @@ std::optional<std::pair<int64_t, int64_t>> staticByteRange(Value value) {
     value = def->getOperand(0);
   }
   return std::nullopt;
+}
+
+bool onlyReadsBuffer(Operation *op, Value root) {
+  if (op->getNumRegions() && !isa<linalg::LinalgOp>(op))
+    return false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()) ||
+        rootBuffer(operand.get()) != root)
+      continue;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+      if (linalgOp.isDpsInput(&operand))
+        continue;
+    if (isa<memref::LoadOp, memref::SubViewOp, memref::CollapseShapeOp,
+            memref::ExpandShapeOp, memref::CastOp>(op))
+      continue;
+    if (auto copy = dyn_cast<memref::CopyOp>(op))
+      if (operand.get() == copy.getSource())
+        continue;
+    return false;
+  }
+  return true;
+}
+
+bool accessesBuffer(Operation *op, Value root) {
+  if (op->getNumRegions() && !isa<linalg::LinalgOp>(op))
+    return true;
+  if (isa<memref::SubViewOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
+          memref::CastOp>(op))
+    return false;
+  return llvm::any_of(op->getOperands(), [&](Value operand) {
+    return isa<MemRefType>(operand.getType()) && rootBuffer(operand) == root;
+  });
 }
 
 } // namespace traincc::codegen

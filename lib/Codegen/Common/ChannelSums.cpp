@@ -28,30 +28,6 @@ Value channelBase(Value view) {
   return view;
 }
 
-/// Whether `op` at most reads the buffer `root` (through any view of it).
-/// Ops with regions other than linalg ops count as writes; calls without
-/// memref operands (the kernel timers of --profile-kernels) touch nothing.
-bool onlyReads(Operation *op, Value root) {
-  if (op->getNumRegions() && !isa<linalg::LinalgOp>(op))
-    return false;
-  for (OpOperand &operand : op->getOpOperands()) {
-    if (!isa<MemRefType>(operand.get().getType()) ||
-        rootBuffer(operand.get()) != root)
-      continue;
-    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-      if (linalgOp.isDpsInput(&operand))
-        continue;
-    if (isa<memref::LoadOp, memref::SubViewOp, memref::CollapseShapeOp,
-            memref::ExpandShapeOp, memref::CastOp>(op))
-      continue;
-    if (auto copy = dyn_cast<memref::CopyOp>(op))
-      if (operand.get() == copy.getSource())
-        continue;
-    return false;
-  }
-  return true;
-}
-
 /// Whether `op` (buffers, `inputs` inputs, one init, f32 block arguments)
 /// reduces its first input into `init[c]` over every index but the
 /// input's second, which every other input is indexed by alone.
@@ -83,18 +59,6 @@ bool isCommutedOf(Operation *op, Value a, Value b) {
                    (typed.getLhs() == b && typed.getRhs() == a));
 }
 
-/// Whether `op` is `init[c] += sum of input over every index but its
-/// second` (input f32, read once per loop): a BatchNorm mean's sum.
-bool isChannelSum(linalg::GenericOp op) {
-  if (!reducesAllButChannel(op, 1))
-    return false;
-  Block &body = op.getRegion().front();
-  return body.getOperations().size() == 2 &&
-         isCommutedOf<arith::AddFOp>(
-             body.getTerminator()->getOperand(0).getDefiningOp(),
-             body.getArgument(0), body.getArgument(1));
-}
-
 /// Whether `op` is `init[c] += (x - mean[c])^2` over every index of `x`
 /// but its second (f32): a BatchNorm variance's sum (BNStatsLowering).
 bool isChannelVariance(linalg::GenericOp op) {
@@ -119,6 +83,16 @@ bool isChannelVariance(linalg::GenericOp op) {
 
 } // namespace
 
+bool isChannelSum(linalg::GenericOp op) {
+  if (!reducesAllButChannel(op, 1))
+    return false;
+  Block &body = op.getRegion().front();
+  return body.getOperations().size() == 2 &&
+         isCommutedOf<arith::AddFOp>(
+             body.getTerminator()->getOperand(0).getDefiningOp(),
+             body.getArgument(0), body.getArgument(1));
+}
+
 linalg::GenericOp findChannelSum(linalg::LinalgOp producer) {
   Value output = producer.getDpsInitOperand(0)->get();
   Value root = rootBuffer(output);
@@ -128,7 +102,7 @@ linalg::GenericOp findChannelSum(linalg::LinalgOp producer) {
         channelBase(generic.getDpsInputOperand(0)->get()) ==
             channelBase(output))
       return generic;
-    if (!onlyReads(op, root))
+    if (!onlyReadsBuffer(op, root))
       return nullptr;
   }
   return nullptr;
@@ -157,8 +131,8 @@ linalg::GenericOp findChannelVariance(linalg::LinalgOp producer,
     // Anything else that may write the output, the sums or the mean (the
     // pointer to it that a synchronized BatchNorm's replica mean takes
     // counts as a write) keeps the variance apart.
-    if (!onlyReads(op, root) || !onlyReads(op, totals) ||
-        (mean && !onlyReads(op, mean)))
+    if (!onlyReadsBuffer(op, root) || !onlyReadsBuffer(op, totals) ||
+        (mean && !onlyReadsBuffer(op, mean)))
       return nullptr;
   }
   return nullptr;

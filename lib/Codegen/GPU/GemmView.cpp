@@ -95,6 +95,17 @@ AffineMap channelPartialsMap(const GemmView &view, unsigned channel,
                         {tile, getAffineDimExpr(channel, context)}, context);
 }
 
+AffineMap overParallelLoops(linalg::LinalgOp op, AffineMap map) {
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineExpr> exprs(op.getNumLoops(),
+                                getAffineConstantExpr(0, context));
+  unsigned position = 0;
+  for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (linalg::isParallelIterator(iterator))
+      exprs[dim] = getAffineDimExpr(position++, context);
+  return map.replaceDimsAndSymbols(exprs, {}, position, 0);
+}
+
 bool reusesInputs(linalg::LinalgOp op) {
   SmallVector<unsigned> parallel, reduction;
   op.getParallelDims(parallel);

@@ -90,6 +90,27 @@ constexpr llvm::StringLiteral kChannelPartialsAttrName =
 constexpr llvm::StringLiteral kChannelMomentsAttrName =
     "traincc.channel_moments";
 
+/// On a contraction that traincc-tile-gpu-contractions will tile: the next
+/// op of its block that has memory effects is its epilogue, a
+/// linalg.generic over the contraction's parallel loops (in their order)
+/// whose first input is the contraction's output, read at the output's
+/// indices, and which is the output's last reader. Its other outputs are
+/// indexed by permutations of its loops, or are channel partials: f32
+/// [P, C] buffers indexed by the restriction of channelPartialsMap to its
+/// loops, into which its body adds a term (`out + t`, `t` reading no
+/// output). The tiled kernel may then apply the epilogue to each finished
+/// accumulator and sum the partials in its blocks, leaving the
+/// contraction's output unwritten; traincc-fuse-gpu-conv-epilogues makes
+/// such pairs.
+constexpr llvm::StringLiteral kEpilogueAttrName = "traincc.epilogue";
+
+/// `map` (over the loops of `op`) over `op`'s parallel loops alone, in
+/// their order: reduction loops, which `map` must not read for the
+/// result to mean the same, become 0. An epilogue's loops
+/// (kEpilogueAttrName) are these.
+mlir::AffineMap overParallelLoops(mlir::linalg::LinalgOp op,
+                                  mlir::AffineMap map);
+
 /// The map from the loops of `view`'s contraction to [M tile, channel]:
 /// (flattened M position) floordiv kMaxGemmTile, or 0 when M fits one tile
 /// (what a block of the tiled kernel covers along M, either way), and the

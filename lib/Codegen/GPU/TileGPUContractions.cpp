@@ -78,19 +78,38 @@ std::optional<Tiling> chooseTiling(const GemmView &view) {
   return t;
 }
 
+/// What a tiled kernel does with its finished outputs besides storing
+/// them.
+struct OutputPlan {
+  /// Where the sums per (M tile, channel) of the outputs' terms go (the
+  /// outputs themselves, or the epilogue's terms); empty if none.
+  SmallVector<Value> partials;
+  /// With kChannelMomentsAttrName (else null): where the counts and
+  /// squares around the means of partials[0] go.
+  Value counts, m2;
+  /// The epilogue (kEpilogueAttrName) applied to each output, which is
+  /// then not stored; null if none. Its loops are the contraction's
+  /// `epilogueLoops`, and its outputs with `isPartial` set are `partials`,
+  /// in order.
+  linalg::GenericOp epilogue;
+  SmallVector<unsigned> epilogueLoops;
+  SmallVector<bool> isPartial;
+};
+
 /// What the scalar and the tensor-core kernels share: the op, its GEMM
 /// view, this block's origin, and the iterations at tile positions.
 class ContractionKernelBase {
 protected:
   ContractionKernelBase(linalg::LinalgOp op, const GemmView &view,
-                        std::optional<Value> initFill, Value partials,
-                        Value counts, Value m2)
+                        std::optional<Value> initFill, const OutputPlan &plan)
       : op(op), view(view), loc(op.getLoc()), initFill(initFill),
-        partials(partials), counts(counts), m2(m2) {}
+        plan(plan) {}
 
-  /// An output a thread holds: its position and final value.
+  /// An output a thread holds: its position and the terms of each of the
+  /// plan's partials.
   struct HeldOutput {
-    Value m, n, value;
+    Value m, n;
+    SmallVector<Value, 2> terms;
   };
 
   Value c(OpBuilder &b, int64_t value) { return indexConstant(b, loc, value); }
@@ -176,10 +195,63 @@ protected:
         operandIndices(then, loc, op, *out, ivs(then, m, n, c(then, 0))));
   }
 
-  /// The epilogue of a marked convolution (kChannelPartialsAttrName):
-  /// partials[blockIdx.x, channel] = the sum of this block's outputs of
-  /// that channel, from `columns` (this thread's outputs, one list per
-  /// channel it holds, in a fixed order). Each thread adds its outputs in
+  /// Finishes the output (m, n) of final value `value`: stores it, or
+  /// applies the epilogue to it and stores the epilogue's outputs (those in
+  /// range). Returns its terms of the plan's partials.
+  SmallVector<Value, 2> finishOutput(OpBuilder &b, Value value, Value m,
+                                     Value n) {
+    linalg::GenericOp epilogue = plan.epilogue;
+    if (!epilogue) {
+      storeOutput(b, value, m, n);
+      return {value};
+    }
+    // Out of range, the epilogue reads clamped positions; its outputs
+    // there are not stored and its terms not summed.
+    SmallVector<Value> loops = ivs(b, clampM(b, m), clampN(b, n), c(b, 0));
+    SmallVector<Value> at = llvm::map_to_vector(
+        plan.epilogueLoops, [&](unsigned loop) { return loops[loop]; });
+    SmallVector<Value> args = {value};
+    SmallVector<OpOperand *> inputs = epilogue.getDpsInputOperands();
+    for (OpOperand *input : ArrayRef(inputs).drop_front())
+      args.push_back(isa<MemRefType>(input->get().getType())
+                         ? loadOperand(b, loc, epilogue, *input, at)
+                         : input->get());
+    for (auto [index, init] : llvm::enumerate(epilogue.getDpsInitsMutable())) {
+      BlockArgument arg = epilogue.getRegionOutputArgs()[index];
+      // A partial's argument is 0: the body yields 0 + term.
+      if (plan.isPartial[index] || arg.use_empty())
+        args.push_back(arith::ConstantOp::create(
+            b, loc, cast<TypedAttr>(b.getZeroAttr(arg.getType()))));
+      else
+        args.push_back(loadOperand(b, loc, epilogue, init, at));
+    }
+    SmallVector<Value> results = inlineBody(b, epilogue, args);
+    Value inRange = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m,
+                              c(b, view.size(view.m))),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n,
+                              c(b, view.size(view.n))));
+    auto guard = scf::IfOp::create(b, loc, inRange, false);
+    OpBuilder then = guard.getThenBodyBuilder();
+    SmallVector<Value, 2> terms;
+    for (auto [index, init] : llvm::enumerate(epilogue.getDpsInitsMutable())) {
+      if (plan.isPartial[index]) {
+        terms.push_back(results[index]);
+        continue;
+      }
+      memref::StoreOp::create(
+          then, loc, results[index], init.get(),
+          operandIndices(then, loc, epilogue, init, at));
+    }
+    return terms;
+  }
+
+  /// The epilogue of a marked convolution (kChannelPartialsAttrName) or of
+  /// an epilogue with partials: partials[i][blockIdx.x, channel] = the sum
+  /// of the terms i of this block's outputs of that channel, from
+  /// `columns` (this thread's outputs, one list per channel it holds, in a
+  /// fixed order). Each thread adds its outputs in
   /// range and stores the sum at [owner, channel in tile] of a shared
   /// buffer (`owner` < kPartialRows tells apart the threads holding one
   /// channel); after a barrier, thread t < tileN adds the kPartialRows sums
@@ -191,7 +263,11 @@ protected:
                             int64_t tileN, Value owner,
                             ArrayRef<SmallVector<HeldOutput>> columns) {
     Type f32 = b.getF32Type();
-    Value shared = addSharedBuffer(launch, {kPartialRows, tileN}, f32);
+    Value counts = plan.counts, m2 = plan.m2;
+    size_t sums = plan.partials.size();
+    SmallVector<Value> shared;
+    for (size_t i = 0; i < sums; ++i)
+      shared.push_back(addSharedBuffer(launch, {kPartialRows, tileN}, f32));
     Value sharedCounts, sharedM2;
     if (counts) {
       sharedCounts = addSharedBuffer(launch, {kPartialRows, tileN}, f32);
@@ -200,19 +276,23 @@ protected:
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
     Value sizeM = c(b, view.size(view.m));
     for (ArrayRef<HeldOutput> column : columns) {
-      Value sum = zero;
+      // Rows past M hold sums of clamped inputs: dropped, not added.
       SmallVector<Value> inRanges;
-      for (const HeldOutput &output : column) {
-        // Rows past M hold sums of clamped inputs: dropped, not added.
-        Value inRange = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::ult, output.m, sizeM);
-        inRanges.push_back(inRange);
-        sum = arith::AddFOp::create(
-            b, loc, sum,
-            arith::SelectOp::create(b, loc, inRange, output.value, zero));
-      }
+      for (const HeldOutput &output : column)
+        inRanges.push_back(arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ult, output.m, sizeM));
       Value inTile = arith::SubIOp::create(b, loc, column.front().n, n0);
-      memref::StoreOp::create(b, loc, sum, shared, ValueRange{owner, inTile});
+      SmallVector<Value> totals;
+      for (size_t i = 0; i < sums; ++i) {
+        Value sum = zero;
+        for (auto [output, inRange] : llvm::zip(column, inRanges))
+          sum = arith::AddFOp::create(
+              b, loc, sum,
+              arith::SelectOp::create(b, loc, inRange, output.terms[i], zero));
+        memref::StoreOp::create(b, loc, sum, shared[i],
+                                ValueRange{owner, inTile});
+        totals.push_back(sum);
+      }
       if (!counts)
         continue;
       Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
@@ -221,12 +301,12 @@ protected:
         count = arith::AddFOp::create(
             b, loc, count, arith::SelectOp::create(b, loc, inRange, one, zero));
       Value mean = arith::DivFOp::create(
-          b, loc, sum, arith::MaximumFOp::create(b, loc, count, one));
+          b, loc, totals[0], arith::MaximumFOp::create(b, loc, count, one));
       Value squares = zero;
       for (auto [output, inRange] : llvm::zip(column, inRanges)) {
         Value centred = arith::SelectOp::create(
-            b, loc, inRange, arith::SubFOp::create(b, loc, output.value, mean),
-            zero);
+            b, loc, inRange,
+            arith::SubFOp::create(b, loc, output.terms[0], mean), zero);
         squares = arith::AddFOp::create(
             b, loc, squares, arith::MulFOp::create(b, loc, centred, centred));
       }
@@ -245,7 +325,7 @@ protected:
                               c(b, view.size(view.n))));
     auto guard = scf::IfOp::create(b, loc, active, false);
     OpBuilder then = guard.getThenBodyBuilder();
-    SmallVector<Value> buffers = {shared};
+    SmallVector<Value> buffers = shared;
     if (counts)
       buffers.append({sharedCounts, sharedM2});
     SmallVector<Value> first;
@@ -261,21 +341,23 @@ protected:
         row.push_back(memref::LoadOp::create(
             in, loc, buffer, ValueRange{rows.getInductionVar(), thread}));
       ValueRange carried = rows.getRegionIterArgs();
-      SmallVector<Value> next = {
-          arith::AddFOp::create(in, loc, carried[0], row[0])};
+      SmallVector<Value> next;
+      for (size_t i = 0; i < sums; ++i)
+        next.push_back(arith::AddFOp::create(in, loc, carried[i], row[i]));
       if (counts)
-        llvm::append_range(next, mergeMoments(in, carried, row));
+        llvm::append_range(
+            next, mergeMoments(in, {carried[0], carried[sums], carried[sums + 1]},
+                               {row[0], row[sums], row[sums + 1]}));
       scf::YieldOp::create(in, loc, next);
     }
     Value block = launch.getBlockIds().x;
-    memref::StoreOp::create(then, loc, rows.getResult(0), partials,
-                            ValueRange{block, channel});
-    if (!counts)
-      return;
-    memref::StoreOp::create(then, loc, rows.getResult(1), counts,
-                            ValueRange{block, channel});
-    memref::StoreOp::create(then, loc, rows.getResult(2), m2,
-                            ValueRange{block, channel});
+    SmallVector<Value> destinations = plan.partials;
+    if (counts)
+      destinations.append({counts, m2});
+    for (auto [result, destination] :
+         llvm::zip(rows.getResults(), destinations))
+      memref::StoreOp::create(then, loc, result, destination,
+                              ValueRange{block, channel});
   }
 
   /// The count and m2 of the moments (sum, count, m2) `a` and `b` merged
@@ -304,11 +386,7 @@ protected:
   const GemmView &view;
   Location loc;
   std::optional<Value> initFill;
-  /// Where a marked convolution's channel partials go; null otherwise.
-  Value partials;
-  /// With kChannelMomentsAttrName, where their counts and squares around
-  /// their means go; null otherwise.
-  Value counts, m2;
+  const OutputPlan &plan;
   Value m0, n0;
   SmallVector<Value> batchPos;
 };
@@ -317,10 +395,8 @@ protected:
 class KernelBuilder : ContractionKernelBase {
 public:
   KernelBuilder(linalg::LinalgOp op, const GemmView &view, const Tiling &tiling,
-                std::optional<Value> initFill, Value partials, Value counts,
-                Value m2)
-      : ContractionKernelBase(op, view, initFill, partials, counts, m2),
-        t(tiling) {}
+                std::optional<Value> initFill, const OutputPlan &plan)
+      : ContractionKernelBase(op, view, initFill, plan), t(tiling) {}
 
   void build(OpBuilder &outer) {
     gpu::LaunchOp launch = createLaunch(outer, loc, t.grid, kThreads);
@@ -341,23 +417,21 @@ public:
     // Accumulators start from the output (linalg's init), or from the
     // constant it was just filled with; outputs out of range are computed
     // on clamped inputs and dropped.
-    OpOperand *out = op.getDpsInitOperand(0);
     SmallVector<Value> acc;
     forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t) {
       acc.push_back(initialValue(at, m, n));
     });
 
     scf::ForOp steps = buildSteps(b, acc);
-    storeOutputs(b, steps, out);
-    if (!partials)
-      return;
     // Column j of this thread's sub-tile is channel n0 + tx + 16 j; the
     // 16 values of ty share it.
     SmallVector<SmallVector<HeldOutput>> columns(t.perThreadN);
-    forEachOutput(b, [&](OpBuilder &, Value m, Value n, int64_t index) {
-      columns[index % t.perThreadN].push_back({m, n, steps.getResult(index)});
+    forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t index) {
+      columns[index % t.perThreadN].push_back(
+          {m, n, finishOutput(at, steps.getResult(index), m, n)});
     });
-    storeChannelPartials(b, launch, thread, t.tileN, ty, columns);
+    if (!plan.partials.empty())
+      storeChannelPartials(b, launch, thread, t.tileN, ty, columns);
   }
 
 private:
@@ -428,14 +502,6 @@ private:
     }
 
     return steps;
-  }
-
-  /// Stores the accumulators (the first results of `steps`) into the
-  /// outputs in range.
-  void storeOutputs(OpBuilder &b, scf::ForOp steps, OpOperand *out) {
-    forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t index) {
-      storeOutput(at, steps.getResult(index), m, n);
-    });
   }
 
   /// Calls `fn(b, m, n, index)` for each output of this thread's sub-tile.
@@ -597,10 +663,8 @@ class MmaKernelBuilder : ContractionKernelBase {
 public:
   MmaKernelBuilder(linalg::LinalgOp op, const GemmView &view,
                    const MmaTiling &tiling, Type low,
-                   std::optional<Value> initFill, Value partials,
-                   Value counts, Value m2)
-      : ContractionKernelBase(op, view, initFill, partials, counts, m2),
-        t(tiling), low(low) {}
+                   std::optional<Value> initFill, const OutputPlan &plan)
+      : ContractionKernelBase(op, view, initFill, plan), t(tiling), low(low) {}
 
   void build(OpBuilder &outer) {
     gpu::LaunchOp launch = createLaunch(outer, loc, t.grid, mma::kThreads);
@@ -630,19 +694,16 @@ public:
       acc.push_back(initialValue(at, m, n));
     });
     scf::ForOp steps = buildSteps(b, acc);
-    forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t index) {
-      storeOutput(at, steps.getResult(index), m, n);
-    });
-    if (!partials)
-      return;
     // Fragment column j holds channels 2t and 2t + 1 (registers r & 1);
     // the rows of both warps along M and their 8 groups share them.
     SmallVector<SmallVector<HeldOutput>> columns(2 * t.fragsN);
-    forEachOutput(b, [&](OpBuilder &, Value m, Value n, int64_t index) {
+    forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t index) {
       int64_t fragment = index / 4, reg = index % 4;
       columns[(fragment % t.fragsN) * 2 + reg % 2].push_back(
-          {m, n, steps.getResult(index)});
+          {m, n, finishOutput(at, steps.getResult(index), m, n)});
     });
+    if (plan.partials.empty())
+      return;
     Value owner = arith::AddIOp::create(
         b, loc,
         arith::MulIOp::create(
@@ -849,6 +910,11 @@ struct TileGPUContractionsPass
             candidates.push_back(op);
         });
     for (linalg::LinalgOp op : candidates) {
+      if (op->hasAttr(kEpilogueAttrName)) {
+        op->removeAttr(kEpilogueAttrName);
+        tile(op, {}, findEpilogue(op));
+        continue;
+      }
       if (!op->hasAttr(kChannelPartialsAttrName)) {
         tile(op, {});
         continue;
@@ -914,6 +980,71 @@ private:
     return partials;
   }
 
+  /// The epilogue of `op` (kEpilogueAttrName): the next op with memory
+  /// effects, if it is a linalg.generic over op's parallel loops that
+  /// reads op's output first, at op's indices; null otherwise (the two
+  /// then stay apart, which computes the same).
+  static linalg::GenericOp findEpilogue(linalg::LinalgOp op) {
+    Operation *next = op->getNextNode();
+    while (next && isMemoryEffectFree(next))
+      next = next->getNextNode();
+    auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
+    if (!epilogue || !epilogue.hasPureBufferSemantics() ||
+        epilogue.hasIndexSemantics() || epilogue.getNumDpsInputs() == 0 ||
+        epilogue.getNumLoops() != op.getNumParallelLoops() ||
+        epilogue.getDpsInputOperand(0)->get() !=
+            op.getDpsInitOperand(0)->get())
+      return nullptr;
+    if (overParallelLoops(op, op.getMatchingIndexingMap(
+                                  op.getDpsInitOperand(0))) !=
+        epilogue.getMatchingIndexingMap(epilogue.getDpsInputOperand(0)))
+      return nullptr;
+    return epilogue;
+  }
+
+  /// The plan of the kernel of `op` that applies `epilogue` to its outputs,
+  /// or nullopt where the kernel cannot: its outputs must each be indexed
+  /// by a permutation of its loops, or be channel partials whose tiles are
+  /// the kernel's blocks (`tileM` rows, `blocksM` of them along M).
+  static std::optional<OutputPlan> planEpilogue(const GemmView &view,
+                                                linalg::LinalgOp op,
+                                                linalg::GenericOp epilogue,
+                                                int64_t tileM,
+                                                int64_t blocksM) {
+    OutputPlan plan;
+    plan.epilogue = epilogue;
+    for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray()))
+      if (linalg::isParallelIterator(iterator))
+        plan.epilogueLoops.push_back(dim);
+    SmallVector<int64_t> ranges = epilogue.getStaticLoopRanges();
+    for (OpOperand &init : epilogue.getDpsInitsMutable()) {
+      AffineMap map = epilogue.getMatchingIndexingMap(&init);
+      bool partial = !map.isProjectedPermutation();
+      plan.isPartial.push_back(partial);
+      // Each thread stores its own outputs: a loop the output does not
+      // follow must have one iteration.
+      if (!partial) {
+        for (auto [loop, range] : llvm::enumerate(ranges))
+          if (range != 1 && !map.isFunctionOfDim(loop))
+            return std::nullopt;
+        continue;
+      }
+      auto type = dyn_cast<MemRefType>(init.get().getType());
+      if (view.n.size() != 1 || view.size(view.batch) != 1 ||
+          (blocksM != 1 && tileM != kMaxGemmTile) || !type ||
+          !type.getElementType().isF32() ||
+          type.getShape() !=
+              ArrayRef<int64_t>{blocksM, view.size(view.n)})
+        return std::nullopt;
+      AffineMap expected = overParallelLoops(
+          op, channelPartialsMap(view, view.n.front(), op.getContext()));
+      if (simplifyAffineMap(expected) != simplifyAffineMap(map))
+        return std::nullopt;
+      plan.partials.push_back(init.get());
+    }
+    return plan;
+  }
+
   /// Whether the blocks of a tiled kernel of `tileM` rows, `blocksM` of
   /// them along M, compute one partial each of `partials`.
   static bool blocksArePartials(const GemmView &view, const Partials &partials,
@@ -976,7 +1107,8 @@ private:
   /// Builds the tiled kernel of `op` if it is worth one. With `partials`
   /// the kernel computes them in its epilogue when its blocks are their M
   /// tiles; otherwise a sum after `op` does.
-  void tile(linalg::LinalgOp op, std::optional<Partials> partials) {
+  void tile(linalg::LinalgOp op, std::optional<Partials> partials,
+            linalg::GenericOp epilogue = nullptr) {
     std::optional<GemmView> view = analyzeContraction(op);
     std::optional<Tiling> tiling;
     if (view && worthTiling(*view, minWork))
@@ -999,27 +1131,44 @@ private:
         tensorCores ? tensorCoreOperandType(op) : std::nullopt;
     std::optional<MmaTiling> mmaTiling =
         low ? chooseMmaTiling(*view) : std::nullopt;
-    Value partialsBuffer, counts, m2;
+    int64_t tileM = mmaTiling ? mmaTiling->tileM : tiling->tileM;
+    int64_t blocksM = mmaTiling ? mmaTiling->grid[0] : tiling->grid[0];
+    OutputPlan plan;
     if (partials) {
-      int64_t tileM = mmaTiling ? mmaTiling->tileM : tiling->tileM;
-      int64_t blocksM = mmaTiling ? mmaTiling->grid[0] : tiling->grid[0];
       if (blocksArePartials(*view, *partials, tileM, blocksM)) {
-        partialsBuffer = partials->buffer;
-        counts = partials->counts;
-        m2 = partials->m2;
+        plan.partials = {partials->buffer};
+        plan.counts = partials->counts;
+        plan.m2 = partials->m2;
       } else {
         sumPartialsAfter(op, *partials);
       }
     }
+    if (epilogue)
+      if (std::optional<OutputPlan> fused =
+              planEpilogue(*view, op, epilogue, tileM, blocksM))
+        plan = std::move(*fused);
+    std::optional<Value> initFill = takeInitFill(op);
     if (mmaTiling)
-      MmaKernelBuilder(op, *view, *mmaTiling, *low, takeInitFill(op),
-                       partialsBuffer, counts, m2)
+      MmaKernelBuilder(op, *view, *mmaTiling, *low, initFill, plan)
           .build(rewriter);
     else
-      KernelBuilder(op, *view, *tiling, takeInitFill(op), partialsBuffer,
-                    counts, m2)
-          .build(rewriter);
+      KernelBuilder(op, *view, *tiling, initFill, plan).build(rewriter);
+    if (plan.epilogue)
+      eraseEpilogue(op, plan);
     rewriter.eraseOp(op);
+  }
+
+  /// Erases the epilogue the kernel of `op` computed, and the zero fills of
+  /// its partials before `op` (the kernel stores every partial).
+  static void eraseEpilogue(linalg::LinalgOp op, const OutputPlan &plan) {
+    for (Operation *at = op->getPrevNode(); at;) {
+      Operation *previous = at->getPrevNode();
+      if (auto fill = dyn_cast<linalg::FillOp>(at))
+        if (llvm::is_contained(plan.partials, fill.getOutputs().front()))
+          fill->erase();
+      at = previous;
+    }
+    plan.epilogue->erase();
   }
 };
 

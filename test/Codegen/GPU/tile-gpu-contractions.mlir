@@ -367,3 +367,89 @@ func.func @other_tiles(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %y: m
   }
   return
 }
+
+// -----
+
+// Tests that a convolution marked traincc.epilogue applies the op after it
+// (a ReLU mask that also adds BatchNorm's two backward terms into partials
+// per 64-position M tile and channel) to each finished accumulator: the
+// kernel loads the mask's other inputs at the output's position, stores
+// the masked value into the mask's output and nothing into the
+// convolution's, and sums each channel's two terms through two 16 x 16
+// shared buffers into its block's partials. Neither the mask nor the
+// partials' zero fills are left.
+// CHECK-LABEL: func.func @epilogue
+// CHECK-SAME: (%{{[^:]*}}: memref<2x3x10x10xf32>, %{{[^:]*}}: memref<8x3x3x3xf32>, %[[DX:[^:]*]]: memref<2x8x8x8xf32>, %[[Y:[^:]*]]: memref<2x8x8x8xf32>, %[[A:[^:]*]]: memref<2x8x8x8xf32>, %[[MEAN:[^:]*]]: memref<8xf32>, %[[G:[^:]*]]: memref<2x8x8x8xf32>, %[[P1:[^:]*]]: memref<2x8xf32>, %[[P2:[^:]*]]: memref<2x8xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup({{.*}}, %[[S1:[^ ]*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[S2:[^ ]*]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT: memref.store %{{.*}}, %[[DX]][
+// CHECK: memref.load %[[Y]]
+// CHECK: memref.load %[[A]]
+// CHECK: memref.load %[[MEAN]]
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select
+// CHECK: scf.if
+// CHECK-NEXT: memref.store %{{.*}}, %[[G]]
+// CHECK-NOT: memref.store %{{.*}}, %[[DX]][
+// CHECK: memref.store %{{.*}}, %[[S1]]
+// CHECK: memref.store %{{.*}}, %[[S2]]
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[P1]]
+// CHECK: memref.store %{{.*}}, %[[P2]]
+// CHECK-NOT: linalg
+// CHECK: return
+#ep = affine_map<(n, f, oh, ow) -> (n, f, oh, ow)>
+#epc = affine_map<(n, f, oh, ow) -> (f)>
+#ept = affine_map<(n, f, oh, ow) -> ((n * 64 + oh * 8 + ow) floordiv 64, f)>
+func.func @epilogue(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %dx: memref<2x8x8x8xf32>, %y: memref<2x8x8x8xf32>, %a: memref<2x8x8x8xf32>, %mean: memref<8xf32>, %g: memref<2x8x8x8xf32>, %p1: memref<2x8xf32>, %p2: memref<2x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%p1 : memref<2x8xf32>)
+  linalg.fill ins(%zero : f32) outs(%p2 : memref<2x8xf32>)
+  linalg.fill ins(%zero : f32) outs(%dx : memref<2x8x8x8xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, traincc.epilogue}
+      ins(%x, %w : memref<2x3x10x10xf32>, memref<8x3x3x3xf32>) outs(%dx : memref<2x8x8x8xf32>)
+  linalg.generic {indexing_maps = [#ep, #ep, #ep, #epc, #ep, #ept, #ept], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%dx, %y, %a, %mean : memref<2x8x8x8xf32>, memref<2x8x8x8xf32>, memref<2x8x8x8xf32>, memref<8xf32>)
+      outs(%g, %p1, %p2 : memref<2x8x8x8xf32>, memref<2x8xf32>, memref<2x8xf32>) {
+  ^bb0(%d: f32, %yv: f32, %av: f32, %m: f32, %o: f32, %s1: f32, %s2: f32):
+    %pos = arith.cmpf ogt, %yv, %zero : f32
+    %masked = arith.select %pos, %d, %zero : f32
+    %t1 = arith.addf %s1, %masked : f32
+    %centred = arith.subf %av, %m : f32
+    %prod = arith.mulf %masked, %centred : f32
+    %t2 = arith.addf %s2, %prod : f32
+    linalg.yield %masked, %t1, %t2 : f32, f32, f32
+  }
+  return
+}
+
+// -----
+
+// Tests that an epilogue whose partials are not the kernel's blocks (tiles
+// of 32 positions) stays apart: the kernel stores the convolution's output
+// and the mask reads it after.
+// CHECK-LABEL: func.func @epilogue_apart
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg4 : memref<4x8xf32>)
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %arg2[
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg2, %arg3 : memref<2x8x8x8xf32>, memref<2x8x8x8xf32>) outs(%arg5, %arg4 : memref<2x8x8x8xf32>, memref<4x8xf32>)
+#ep = affine_map<(n, f, oh, ow) -> (n, f, oh, ow)>
+#half = affine_map<(n, f, oh, ow) -> ((n * 64 + oh * 8 + ow) floordiv 32, f)>
+func.func @epilogue_apart(%x: memref<2x3x10x10xf32>, %w: memref<8x3x3x3xf32>, %dx: memref<2x8x8x8xf32>, %y: memref<2x8x8x8xf32>, %p: memref<4x8xf32>, %g: memref<2x8x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%p : memref<4x8xf32>)
+  linalg.fill ins(%zero : f32) outs(%dx : memref<2x8x8x8xf32>)
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, traincc.epilogue}
+      ins(%x, %w : memref<2x3x10x10xf32>, memref<8x3x3x3xf32>) outs(%dx : memref<2x8x8x8xf32>)
+  linalg.generic {indexing_maps = [#ep, #ep, #ep, #half], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%dx, %y : memref<2x8x8x8xf32>, memref<2x8x8x8xf32>) outs(%g, %p : memref<2x8x8x8xf32>, memref<4x8xf32>) {
+  ^bb0(%d: f32, %yv: f32, %o: f32, %s: f32):
+    %pos = arith.cmpf ogt, %yv, %zero : f32
+    %masked = arith.select %pos, %d, %zero : f32
+    %t = arith.addf %s, %masked : f32
+    linalg.yield %masked, %t : f32, f32
+  }
+  return
+}

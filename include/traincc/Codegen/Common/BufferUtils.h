@@ -11,6 +11,7 @@
 #define TRAINCC_CODEGEN_COMMON_BUFFERUTILS_H
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 
 #include <optional>
@@ -34,6 +35,15 @@ mlir::Value rootBuffer(mlir::Value value);
 /// it is a `memref.view` at a constant offset (a temporary of the planned
 /// workspace) or a subview, reshape or cast of one; nullopt otherwise.
 std::optional<std::pair<int64_t, int64_t>> staticByteRange(mlir::Value value);
+
+/// Whether `op` at most reads the buffer `root` (through any view of it).
+/// Ops with regions other than linalg ops count as writes; calls without
+/// memref operands (the kernel timers of --profile-kernels) touch nothing.
+bool onlyReadsBuffer(mlir::Operation *op, mlir::Value root);
+
+/// Whether `op` may read or write the buffer `root`: views of it do
+/// neither, ops with regions other than linalg ops may do both.
+bool accessesBuffer(mlir::Operation *op, mlir::Value root);
 
 } // namespace traincc::codegen
 

@@ -19,6 +19,11 @@
 
 namespace traincc::codegen {
 
+/// Whether `op` is `init[c] += x[..., c, ...]` over every index of `x` but
+/// its second (f32, `x` read once per loop through a permutation, nothing
+/// else in the body): a BatchNorm mean's sum, or the second stage of one.
+bool isChannelSum(mlir::linalg::GenericOp op);
+
 /// The per-channel sum of `producer`'s output that can move into its
 /// epilogue: the first later op of its block that is `init[c] += x[n, c,
 /// ...]` over every index but the second (f32, nothing else in the body),

@@ -5,6 +5,56 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseGPUConvEpiloguesPass
+    : Pass<"traincc-fuse-gpu-conv-epilogues", "mlir::ModuleOp"> {
+  let summary = "Makes the elementwise op that reads a tiled convolution's "
+                "output (a ReLU mask and BatchNorm's backward sums) the "
+                "convolution kernel's epilogue";
+  let description = [{
+    Runs first in the GPU kernel pipeline, on bufferized step functions
+    (public functions), before `traincc-split-gpu-reductions` and
+    `traincc-prepare-gpu-steps`. Finds a contraction that
+    `traincc-tile-gpu-contractions` will tile and not split (its `min-work`
+    is this pass's) whose output, a temporary, is next read by a
+    `linalg.generic` C that is its last reader, reads it through a
+    permutation (directly or through reshapes that add or drop unit
+    dimensions) and has no index semantics. No op in between may touch the
+    output or write the contraction's inputs; no output of C may be an
+    input of the contraction or, but for an update in place at the same
+    indices, of C. C's outputs are either indexed by permutations of all
+    its loops, or sums: `out + t` in the body (no term reading the
+    output), into a temporary filled with zeros before C and read once
+    after it, by a per-channel sum (`init[c] += x[n, c, ...]`), whose
+    channel is the contraction's one N loop and that has no batch loops of
+    more than one iteration: the partial sums per image row of
+    `traincc-fuse-sums-into-producers`.
+
+    The contraction, with the fill of its output before it, moves down to
+    C. C becomes a `linalg.generic` over the contraction's parallel loops,
+    in their order, whose first input is the contraction's output at the
+    contraction's indices; each sum output becomes a new `memref<P x C x
+    f32>` of partials per 64-position M tile and channel, zero-filled
+    before the contraction and indexed by the channel-partials map of
+    `traincc-fuse-gpu-conv-channel-sums`, and its second stage adds those
+    partials over the tiles. Every loop but the channel's is then a
+    reduction of the partials. The contraction gets the unit attribute
+    `traincc.epilogue`: `traincc-tile-gpu-contractions` applies C to each
+    finished accumulator in the tiled kernel, stores C's outputs and sums
+    its terms into the partials in the block's epilogue, and stores
+    nothing into the contraction's output. Where its tiling does not match
+    the partials, the two stay separate kernels, with the same results.
+    `--no-fuse` leaves this pass out.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"4096",
+           "traincc-tile-gpu-contractions' min-work: the contractions it "
+           "tiles">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def FuseGPUConvChannelSumsPass
     : Pass<"traincc-fuse-gpu-conv-channel-sums", "mlir::ModuleOp"> {
   let summary = "Moves the per-channel sum of a convolution's output (a "
@@ -192,6 +242,23 @@ def TileGPUContractionsPass
     the contraction alone followed by zero fills and loop nests that sum
     its output into the partials (and count it and sum its squares around
     the partials' means).
+
+    A contraction marked `traincc.epilogue`
+    (`traincc-fuse-gpu-conv-epilogues`) computes the op after it in the
+    same kernel, when that op is a `linalg.generic` over the contraction's
+    parallel loops whose first input is the contraction's output at the
+    contraction's indices: each thread loads the op's other inputs at its
+    outputs' positions, applies the op's body to its finished accumulators
+    and stores the op's outputs (those in range), never the contraction's.
+    The op's outputs that are not indexed by projected permutations are
+    channel partials (f32, indexed by the channel-partials map restricted
+    to the op's loops, the body adding a term into each): the kernel sums
+    each channel's terms into its block's partials as it sums a marked
+    convolution's outputs above, and the partials' zero fills before the
+    contraction go. Every other output must be indexed by every loop of
+    more than one iteration. Where the kernel's blocks are not the
+    partials' tiles, the op stays after the kernel, which then stores the
+    contraction's output.
 
     Tensor cores (`tensor-cores`, on by default): a contraction whose body
     is `out + extf(a) * extf(b)` with f16 or bf16 inputs and an f32 output
