@@ -93,6 +93,16 @@ bool isChannelSum(linalg::GenericOp op) {
              body.getArgument(0), body.getArgument(1));
 }
 
+bool addsIntoOutput(linalg::GenericOp op, unsigned index) {
+  BlockArgument out = op.getRegionOutputArgs()[index];
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  if (!out.getType().isF32() || !out.hasOneUse())
+    return false;
+  auto add = dyn_cast<arith::AddFOp>(*out.getUsers().begin());
+  return add && add->hasOneUse() &&
+         yield.getOperand(index) == add.getResult();
+}
+
 linalg::GenericOp findChannelSum(linalg::LinalgOp producer) {
   Value output = producer.getDpsInitOperand(0)->get();
   Value root = rootBuffer(output);

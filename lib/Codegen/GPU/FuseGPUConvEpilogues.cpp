@@ -50,67 +50,55 @@ using traincc::codegen::rootBuffer;
 namespace {
 
 /// For each dimension of `view`, a chain of collapse_shapes and
-/// expand_shapes of `buffer` that only add or drop unit dimensions, the
-/// dimension of `buffer` it is, or -1 for a unit dimension of its own.
-std::optional<SmallVector<int64_t>> dimsInBuffer(Value view, Value buffer) {
-  if (view == buffer) {
-    auto rank = cast<MemRefType>(view.getType()).getRank();
-    return llvm::to_vector(llvm::seq<int64_t>(0, rank));
-  }
+/// expand_shapes of `buffer` (static shapes), its index as an affine
+/// expression of the indices of `buffer`: a collapsed dimension is the
+/// row-major position of its group, an expanded one a digit of its
+/// source's (as a matmul's [B*T, N] output read as [B, T, N]).
+std::optional<SmallVector<AffineExpr>> indicesInBuffer(Value view,
+                                                       Value buffer) {
+  MLIRContext *context = view.getContext();
+  unsigned bufferRank = cast<MemRefType>(buffer.getType()).getRank();
+  if (view == buffer)
+    return llvm::map_to_vector(
+        llvm::seq<unsigned>(0, bufferRank),
+        [&](unsigned dim) { return getAffineDimExpr(dim, context); });
   if (auto collapse = view.getDefiningOp<memref::CollapseShapeOp>()) {
-    std::optional<SmallVector<int64_t>> source =
-        dimsInBuffer(collapse.getSrc(), buffer);
-    if (!source)
+    std::optional<SmallVector<AffineExpr>> source =
+        indicesInBuffer(collapse.getSrc(), buffer);
+    if (!source || !collapse.getSrcType().hasStaticShape())
       return std::nullopt;
     ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
-    SmallVector<int64_t> dims;
+    SmallVector<AffineExpr> indices;
     for (const ReassociationIndices &group :
          collapse.getReassociationIndices()) {
-      int64_t dim = -1, wide = 0;
+      AffineExpr index = getAffineConstantExpr(0, context);
       for (int64_t member : group)
-        if (shape[member] != 1) {
-          ++wide;
-          dim = (*source)[member];
-        }
-      if (wide > 1)
-        return std::nullopt;
-      dims.push_back(dim);
+        index = index * shape[member] + (*source)[member];
+      indices.push_back(simplifyAffineExpr(index, bufferRank, 0));
     }
-    return dims;
+    return indices;
   }
   if (auto expand = view.getDefiningOp<memref::ExpandShapeOp>()) {
-    std::optional<SmallVector<int64_t>> source =
-        dimsInBuffer(expand.getSrc(), buffer);
-    if (!source)
+    std::optional<SmallVector<AffineExpr>> source =
+        indicesInBuffer(expand.getSrc(), buffer);
+    if (!source || !expand.getResultType().hasStaticShape())
       return std::nullopt;
     ArrayRef<int64_t> shape = expand.getResultType().getShape();
-    SmallVector<int64_t> dims(shape.size(), -1);
+    SmallVector<AffineExpr> indices(shape.size());
     for (auto [sourceDim, group] :
          llvm::enumerate(expand.getReassociationIndices())) {
-      int64_t wide = 0;
-      for (int64_t member : group)
-        if (shape[member] != 1) {
-          ++wide;
-          dims[member] = (*source)[sourceDim];
-        }
-      if (wide > 1)
-        return std::nullopt;
+      int64_t inner = 1;
+      for (int64_t member : llvm::reverse(group)) {
+        AffineExpr index = (*source)[sourceDim].floorDiv(inner);
+        if (member != group.front())
+          index = index % shape[member];
+        indices[member] = simplifyAffineExpr(index, bufferRank, 0);
+        inner *= shape[member];
+      }
     }
-    return dims;
+    return indices;
   }
   return std::nullopt;
-}
-
-/// Whether the body of `op` yields `out + t` for its output `index`, where
-/// no term reads that output's argument: a sum into the output.
-bool accumulatesInto(linalg::GenericOp op, unsigned index) {
-  BlockArgument out = op.getRegionOutputArgs()[index];
-  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
-  if (!out.getType().isF32() || !out.hasOneUse())
-    return false;
-  auto add = dyn_cast<arith::AddFOp>(*out.getUsers().begin());
-  return add && add->hasOneUse() &&
-         yield.getOperand(index) == add.getResult();
 }
 
 /// A convolution, the op that reads its output, and how that op's loops
@@ -189,7 +177,7 @@ LogicalResult planSum(Plan &plan, unsigned index) {
   OpOperand *init = consumer.getDpsInitOperand(index);
   Value buffer = init->get();
   AffineMap map = consumer.getMatchingIndexingMap(init);
-  if (!accumulatesInto(consumer, index) || !isTemporary(rootBuffer(buffer)) ||
+  if (!traincc::codegen::addsIntoOutput(consumer, index) || !isTemporary(rootBuffer(buffer)) ||
       !map.isProjectedPermutation() || map.getNumResults() < 2)
     return failure();
   linalg::FillOp fill = zeroFillBefore(consumer, buffer);
@@ -232,23 +220,27 @@ LogicalResult planConsumer(Plan &plan, linalg::GenericOp consumer) {
   plan.outputInput = *reader;
   OpOperand &read = consumer->getOpOperand(*reader);
   AffineMap readMap = consumer.getMatchingIndexingMap(&read);
-  std::optional<SmallVector<int64_t>> dims =
-      dimsInBuffer(read.get(), output);
-  if (!readMap.isPermutation() || !dims)
+  std::optional<SmallVector<AffineExpr>> indices =
+      indicesInBuffer(read.get(), output);
+  if (!readMap.isPermutation() || !indices)
     return failure();
 
-  // The consumer's loops as the convolution's parallel loops.
+  // The consumer's loops as the convolution's parallel loops: the
+  // output's dimension d is the loop its map puts there (0 for a loop of
+  // one iteration, as a grouped convolution's one group).
   MLIRContext *context = conv.getContext();
   AffineMap outMap = conv.getMatchingIndexingMap(conv.getDpsInitOperand(0));
-  plan.loops.assign(consumer.getNumLoops(), getAffineConstantExpr(0, context));
-  for (unsigned dim = 0; dim < readMap.getNumResults(); ++dim) {
-    int64_t bufferDim = (*dims)[dim];
-    if (bufferDim < 0)
-      continue;
-    unsigned convLoop = outMap.getDimPosition(bufferDim);
-    plan.loops[readMap.getDimPosition(dim)] =
-        getAffineDimExpr(plan.position.lookup(convLoop), context);
-  }
+  SmallVector<AffineExpr> outputDims = llvm::map_to_vector(
+      outMap.getResults(), [&](AffineExpr result) {
+        unsigned loop = cast<AffineDimExpr>(result).getPosition();
+        if (plan.view.ranges[loop] == 1)
+          return getAffineConstantExpr(0, context);
+        return getAffineDimExpr(plan.position.lookup(loop), context);
+      });
+  plan.loops.resize(consumer.getNumLoops());
+  for (unsigned dim = 0; dim < readMap.getNumResults(); ++dim)
+    plan.loops[readMap.getDimPosition(dim)] = simplifyAffineExpr(
+        (*indices)[dim].replaceDims(outputDims), plan.parallel.size(), 0);
 
   // Each of the kernel's threads writes the outputs at its own positions:
   // no output may be one of the convolution's inputs or the consumer's,

@@ -94,11 +94,12 @@ constexpr llvm::StringLiteral kChannelMomentsAttrName =
 /// op of its block that has memory effects is its epilogue, a
 /// linalg.generic over the contraction's parallel loops (in their order)
 /// whose first input is the contraction's output, read at the output's
-/// indices, and which is the output's last reader. Its other outputs are
-/// indexed by permutations of its loops, or are channel partials: f32
-/// [P, C] buffers indexed by the restriction of channelPartialsMap to its
-/// loops, into which its body adds a term (`out + t`, `t` reading no
-/// output). The tiled kernel may then apply the epilogue to each finished
+/// indices, and which is the output's last reader. Its outputs are channel
+/// partials, f32 [P, C] buffers indexed by the restriction of
+/// channelPartialsMap to its loops, into which its body adds a term
+/// (`out + t`, `t` reading no output), or give each of its iterations an
+/// element of its own (a permutation of its loops, or of a reshape of
+/// them). The tiled kernel may then apply the epilogue to each finished
 /// accumulator and sum the partials in its blocks, leaving the
 /// contraction's output unwritten; traincc-fuse-gpu-conv-epilogues makes
 /// such pairs.

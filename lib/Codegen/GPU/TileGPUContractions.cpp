@@ -1016,29 +1016,36 @@ private:
     for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray()))
       if (linalg::isParallelIterator(iterator))
         plan.epilogueLoops.push_back(dim);
+    // Outputs the body adds a term into, indexed by the channel partials'
+    // map, are partials; the others are stored.
+    std::optional<AffineMap> partialsMap;
+    if (view.n.size() == 1)
+      partialsMap = simplifyAffineMap(overParallelLoops(
+          op, channelPartialsMap(view, view.n.front(), op.getContext())));
     SmallVector<int64_t> ranges = epilogue.getStaticLoopRanges();
     for (OpOperand &init : epilogue.getDpsInitsMutable()) {
       AffineMap map = epilogue.getMatchingIndexingMap(&init);
-      bool partial = !map.isProjectedPermutation();
+      unsigned index = init.getOperandNumber() - epilogue.getNumDpsInputs();
+      bool partial = partialsMap && simplifyAffineMap(map) == *partialsMap &&
+                     traincc::codegen::addsIntoOutput(epilogue, index);
       plan.isPartial.push_back(partial);
       // Each thread stores its own outputs: a loop the output does not
-      // follow must have one iteration.
+      // follow must have one iteration, and an output read before it is
+      // written (an update in place) must be indexed by its loops alone.
       if (!partial) {
         for (auto [loop, range] : llvm::enumerate(ranges))
           if (range != 1 && !map.isFunctionOfDim(loop))
             return std::nullopt;
+        if (!epilogue.getRegionOutputArgs()[index].use_empty() &&
+            !map.isProjectedPermutation())
+          return std::nullopt;
         continue;
       }
       auto type = dyn_cast<MemRefType>(init.get().getType());
-      if (view.n.size() != 1 || view.size(view.batch) != 1 ||
+      if (view.size(view.batch) != 1 ||
           (blocksM != 1 && tileM != kMaxGemmTile) || !type ||
-          !type.getElementType().isF32() ||
           type.getShape() !=
               ArrayRef<int64_t>{blocksM, view.size(view.n)})
-        return std::nullopt;
-      AffineMap expected = overParallelLoops(
-          op, channelPartialsMap(view, view.n.front(), op.getContext()));
-      if (simplifyAffineMap(expected) != simplifyAffineMap(map))
         return std::nullopt;
       plan.partials.push_back(init.get());
     }

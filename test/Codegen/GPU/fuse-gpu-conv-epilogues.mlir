@@ -124,6 +124,36 @@ func.func @grouped_mask(%x: memref<2x1x3x10x10xf32>, %w: memref<1x3x8x3x3xf32>, 
 
 // -----
 
+// Tests that a matmul's [B*T, N] output read as [B, T, N] (a linear layer
+// of a transformer, then its bias) takes the bias in its epilogue: the
+// bias's loops over the matmul's (m, n) read its [B, T, N] output at
+// (m floordiv T, m mod T, n).
+// CHECK-DAG: #[[MN:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[N:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[BTN:.*]] = affine_map<(d0, d1) -> (d0 floordiv 8, d0 mod 8, d1)>
+// CHECK-LABEL: func.func @linear_bias
+// CHECK: linalg.matmul {traincc.epilogue}
+// CHECK-NEXT: linalg.generic {indexing_maps = [#[[MN]], #[[N]], #[[BTN]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%{{.*}}, %arg2 : memref<16x16xf32>, memref<16xf32>) outs(%arg3 : memref<2x8x16xf32>)
+#n = affine_map<(b, t, n) -> (n)>
+#btn = affine_map<(b, t, n) -> (b, t, n)>
+func.func @linear_bias(%a: memref<16x16xf32>, %w: memref<16x16xf32>, %bias: memref<16xf32>, %y: memref<2x8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %mm = memref.alloc() : memref<16x16xf32>
+  linalg.fill ins(%zero : f32) outs(%mm : memref<16x16xf32>)
+  linalg.matmul ins(%a, %w : memref<16x16xf32>, memref<16x16xf32>) outs(%mm : memref<16x16xf32>)
+  %bt = memref.expand_shape %mm [[0, 1], [2]] output_shape [2, 8, 16] : memref<16x16xf32> into memref<2x8x16xf32>
+  linalg.generic {indexing_maps = [#n, #btn, #btn], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%bias, %bt : memref<16xf32>, memref<2x8x16xf32>) outs(%y : memref<2x8x16xf32>) {
+  ^bb0(%b: f32, %v: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Tests that of two convolutions whose outputs one op adds (a residual
 // block's two data gradients), the first becomes the op's epilogue, moving
 // past the second, which then stays apart: it would otherwise come between

@@ -24,6 +24,10 @@ namespace traincc::codegen {
 /// else in the body): a BatchNorm mean's sum, or the second stage of one.
 bool isChannelSum(mlir::linalg::GenericOp op);
 
+/// Whether the body of `op` yields `out + t` for its output `index` (f32),
+/// where no term reads that output's argument: a sum into the output.
+bool addsIntoOutput(mlir::linalg::GenericOp op, unsigned index);
+
 /// The per-channel sum of `producer`'s output that can move into its
 /// epilogue: the first later op of its block that is `init[c] += x[n, c,
 /// ...]` over every index but the second (f32, nothing else in the body),
