@@ -36,8 +36,8 @@ using namespace traincc::gpu_kernels;
 
 namespace {
 
-/// Threads per block, as a square of kThreadsPerSide x kThreadsPerSide: ty
-/// walks M, tx walks N.
+/// Threads per block, as a square of kThreadsPerSide x kThreadsPerSide:
+/// threadM walks M, threadN walks N.
 constexpr int64_t kThreadsPerSide = 16;
 constexpr int64_t kThreads = kThreadsPerSide * kThreadsPerSide;
 /// Reduction terms staged in shared memory per step.
@@ -45,7 +45,7 @@ constexpr int64_t kTileK = 16;
 /// The most outputs along M or N a block computes.
 constexpr int64_t kMaxTile = kMaxGemmTile;
 /// Threads that hold outputs of one column (channel) of a block's tile:
-/// the values of ty (of the warps along M and their groups in the
+/// the values of threadM (of the warps along M and their groups in the
 /// tensor-core kernel).
 constexpr int64_t kPartialRows = kThreadsPerSide;
 /// Grid limits of CUDA (x is 2^31 - 1).
@@ -410,8 +410,16 @@ public:
 
     thread = launch.getThreadIds().x;
     Value side = c(b, kThreadsPerSide);
-    tx = arith::RemUIOp::create(b, loc, thread, side);
-    ty = arith::DivUIOp::create(b, loc, thread, side);
+    Value low = arith::RemUIOp::create(b, loc, thread, side);
+    Value high = arith::DivUIOp::create(b, loc, thread, side);
+    // Neighbouring threads hold neighbouring outputs in memory: along M
+    // where the output is contiguous along M (a convolution's pixels in
+    // NCHW), along N otherwise (a matmul's rows), so that the stores, and
+    // an epilogue's loads and stores, coalesce. Each output's terms and
+    // each partial's order are the same either way.
+    bool alongM = groupIsContiguous(*op.getDpsInitOperand(0), view.m);
+    threadM = alongM ? low : high;
+    threadN = alongM ? high : low;
     placeBlock(b, launch, t.tileM, t.tileN);
 
     // Accumulators start from the output (linalg's init), or from the
@@ -423,15 +431,15 @@ public:
     });
 
     scf::ForOp steps = buildSteps(b, acc);
-    // Column j of this thread's sub-tile is channel n0 + tx + 16 j; the
-    // 16 values of ty share it.
+    // Column j of this thread's sub-tile is channel n0 + threadN + 16 j;
+    // the 16 values of threadM share it.
     SmallVector<SmallVector<HeldOutput>> columns(t.perThreadN);
     forEachOutput(b, [&](OpBuilder &at, Value m, Value n, int64_t index) {
       columns[index % t.perThreadN].push_back(
           {m, n, finishOutput(at, steps.getResult(index), m, n)});
     });
     if (!plan.partials.empty())
-      storeChannelPartials(b, launch, thread, t.tileN, ty, columns);
+      storeChannelPartials(b, launch, thread, t.tileN, threadM, columns);
   }
 
 private:
@@ -480,11 +488,11 @@ private:
         for (int64_t i = 0; i < t.perThreadM; ++i)
           a.push_back(memref::LoadOp::create(
               in, loc, sharedA,
-              ValueRange{k, offset(in, ty, i * kThreadsPerSide)}));
+              ValueRange{k, offset(in, threadM, i * kThreadsPerSide)}));
         for (int64_t j = 0; j < t.perThreadN; ++j)
           bv.push_back(memref::LoadOp::create(
               in, loc, sharedB,
-              ValueRange{k, offset(in, tx, j * kThreadsPerSide)}));
+              ValueRange{k, offset(in, threadN, j * kThreadsPerSide)}));
         SmallVector<Value> updated;
         for (int64_t i = 0; i < t.perThreadM; ++i)
           for (int64_t j = 0; j < t.perThreadN; ++j) {
@@ -510,8 +518,11 @@ private:
                                              int64_t)> fn) {
     for (int64_t i = 0; i < t.perThreadM; ++i)
       for (int64_t j = 0; j < t.perThreadN; ++j)
-        fn(b, offset(b, arith::AddIOp::create(b, loc, m0, ty), i * kThreadsPerSide),
-           offset(b, arith::AddIOp::create(b, loc, n0, tx), j * kThreadsPerSide),
+        fn(b,
+           offset(b, arith::AddIOp::create(b, loc, m0, threadM),
+                  i * kThreadsPerSide),
+           offset(b, arith::AddIOp::create(b, loc, n0, threadN),
+                  j * kThreadsPerSide),
            i * t.perThreadN + j);
   }
 
@@ -562,7 +573,7 @@ private:
   }
 
   const Tiling &t;
-  Value sharedA, sharedB, thread, tx, ty;
+  Value sharedA, sharedB, thread, threadM, threadN;
 };
 
 //===----------------------------------------------------------------------===//

@@ -187,7 +187,9 @@ func.func @filled_elsewhere(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: me
 // = 128 in two 64-row tiles, N = 8 in a 16-wide tile: 4 outputs of one
 // channel per thread) sums its channels in the kernel's epilogue: each
 // thread adds its outputs in range (the others selected away) and stores
-// the sum in row ty of a 16 x 16 shared buffer; after a barrier, thread t
+// the sum in the row of its position along M (thread % 16: neighbouring
+// threads hold neighbouring pixels, the output's contiguous dimension) of
+// a 16 x 16 shared buffer; after a barrier, thread t
 // of the channels in range adds the 16 rows of column t in order and
 // stores the block's partial at [block x, channel]. No sum is left after
 // the kernel.
@@ -195,7 +197,7 @@ func.func @filled_elsewhere(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: me
 // CHECK-SAME: %[[P:[^:]*]]: memref<2x8xf32>)
 // CHECK: gpu.launch blocks(%[[BX:[^,]*]], {{.*}}) in ({{.*}} = %c2, {{.*}} = %c1, {{.*}} = %c1) threads(%[[T:[^,]*]],
 // CHECK-SAME: workgroup(%{{.*}} : memref<16x65xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x17xf32, #gpu.address_space<workgroup>>, %[[SP:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
-// CHECK: %[[TY:.*]] = arith.divui %[[T]], %c16 : index
+// CHECK: %[[OWNER:.*]] = arith.remui %[[T]], %c16 : index
 // CHECK: %[[STEPS:.*]]:{{[0-9]+}} = scf.for
 // CHECK: memref.store %[[STEPS]]#3, %arg2
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
@@ -204,7 +206,7 @@ func.func @filled_elsewhere(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: me
 // CHECK-NEXT: %[[S1:.*]] = arith.select %{{.*}}, %[[STEPS]]#1, %[[ZERO]] : f32
 // CHECK-NEXT: %[[A1:.*]] = arith.addf %[[A0]], %[[S1]] : f32
 // CHECK-COUNT-2: arith.addf
-// CHECK: memref.store %{{.*}}, %[[SP]][%[[TY]], %{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[SP]][%[[OWNER]], %{{.*}}]
 // CHECK-NEXT: gpu.barrier
 // CHECK: %[[CHANNEL:.*]] = arith.addi %{{.*}}, %[[T]] : index
 // CHECK: scf.if

@@ -215,7 +215,10 @@ def TileGPUContractionsPass
     K. It becomes one `gpu.launch` of 256-thread blocks, each computing a
     TM x TN tile of the output for one batch (TM, TN = 16, 32 or 64, the
     smallest that covers M and N), each thread a (TM/16) x (TN/16) tile of
-    accumulators in registers. Each step of the K loop stages a TM x 16
+    accumulators in registers, strided by 16; neighbouring threads take
+    neighbouring outputs along whichever of M and N the output is
+    contiguous in (a convolution's pixels in NCHW, a matmul's columns), so
+    that stores coalesce. Each step of the K loop stages a TM x 16
     slice of the first input and a 16 x TN slice of the second in shared
     memory, coalesced along whichever of M/N or K is contiguous in memory;
     the next slices are loaded into registers while the threads work on
