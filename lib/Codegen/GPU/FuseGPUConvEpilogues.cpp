@@ -44,6 +44,7 @@ namespace traincc {
 using namespace mlir;
 using namespace traincc::gpu_kernels;
 using traincc::codegen::accessesBuffer;
+using traincc::codegen::addsIntoOutput;
 using traincc::codegen::onlyReadsBuffer;
 using traincc::codegen::rootBuffer;
 
@@ -177,7 +178,7 @@ LogicalResult planSum(Plan &plan, unsigned index) {
   OpOperand *init = consumer.getDpsInitOperand(index);
   Value buffer = init->get();
   AffineMap map = consumer.getMatchingIndexingMap(init);
-  if (!traincc::codegen::addsIntoOutput(consumer, index) || !isTemporary(rootBuffer(buffer)) ||
+  if (!addsIntoOutput(consumer, index) || !isTemporary(rootBuffer(buffer)) ||
       !map.isProjectedPermutation() || map.getNumResults() < 2)
     return failure();
   linalg::FillOp fill = zeroFillBefore(consumer, buffer);

@@ -346,8 +346,9 @@ protected:
         next.push_back(arith::AddFOp::create(in, loc, carried[i], row[i]));
       if (counts)
         llvm::append_range(
-            next, mergeMoments(in, {carried[0], carried[sums], carried[sums + 1]},
-                               {row[0], row[sums], row[sums + 1]}));
+            next,
+            mergeMoments(in, {carried[0], carried[sums], carried[sums + 1]},
+                         {row[0], row[sums], row[sums + 1]}));
       scf::YieldOp::create(in, loc, next);
     }
     Value block = launch.getBlockIds().x;
