@@ -36,6 +36,8 @@ def train(args, onnx_path, work, x_path, y_path, fuse):
                    "--batch-size", str(args.batch), "--momentum", "0.9"]
     if not fuse:
         compile_cmd.append("--no-fuse")
+    else:
+        compile_cmd += args.fused_flag
     device, env = [], None
     if args.emulated_cuda:
         compile_cmd, device, env = emulated_cuda(compile_cmd, trainer, work,
@@ -70,6 +72,10 @@ def main():
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--tolerance", type=float, default=1e-5)
     parser.add_argument("--workdir")
+    parser.add_argument("--fused-flag", action="append", default=[],
+                        metavar="FLAG",
+                        help="one more traincc flag for the fused trainer "
+                             "(repeatable), e.g. --recompute")
     parser.add_argument("--emulated-cuda", metavar="FAKE_LIBCUDA",
                         help="run both trainers on the fake CUDA driver")
     args = parser.parse_args()
