@@ -113,14 +113,8 @@ struct FuseGPUConvChannelSumsPass
   using FuseGPUConvChannelSumsPassBase::FuseGPUConvChannelSumsPassBase;
 
   void runOnOperation() override {
-    // The functions traincc-tile-gpu-contractions tiles: the GPU steps.
-    SmallVector<linalg::LinalgOp> convs;
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() && !func.isPrivate())
-        func.walk([&](linalg::LinalgOp op) {
-          if (op.getNumDpsInputs() == 2 && op.getNumReductionLoops() > 0)
-            convs.push_back(op);
-        });
+    SmallVector<linalg::LinalgOp> convs =
+        stepContractionCandidates(getOperation());
     // Found first, fused after: fusing erases the sums, and a variance's
     // sum (two inputs, reductions) is on the list too.
     struct Fusion {

@@ -433,14 +433,8 @@ struct FuseGPUConvEpiloguesPass
   using FuseGPUConvEpiloguesPassBase::FuseGPUConvEpiloguesPassBase;
 
   void runOnOperation() override {
-    // The functions traincc-tile-gpu-contractions tiles: the GPU steps.
-    SmallVector<linalg::LinalgOp> convs;
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() && !func.isPrivate())
-        func.walk([&](linalg::LinalgOp op) {
-          if (op.getNumDpsInputs() == 2 && op.getNumReductionLoops() > 0)
-            convs.push_back(op);
-        });
+    SmallVector<linalg::LinalgOp> convs =
+        stepContractionCandidates(getOperation());
     // One at a time: each fusion moves ops that the next plan looks at,
     // and erases a consumer that may be on the list.
     DenseSet<Operation *> erased;

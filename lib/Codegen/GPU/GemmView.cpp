@@ -4,6 +4,7 @@
 
 #include "GPUKernelBuilder.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 
 using namespace mlir;
@@ -93,6 +94,17 @@ AffineMap channelPartialsMap(const GemmView &view, unsigned channel,
   }
   return AffineMap::get(view.ranges.size(), 0,
                         {tile, getAffineDimExpr(channel, context)}, context);
+}
+
+SmallVector<linalg::LinalgOp> stepContractionCandidates(ModuleOp module) {
+  SmallVector<linalg::LinalgOp> candidates;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal() && !func.isPrivate())
+      func.walk([&](linalg::LinalgOp op) {
+        if (op.getNumDpsInputs() == 2 && op.getNumReductionLoops() > 0)
+          candidates.push_back(op);
+      });
+  return candidates;
 }
 
 AffineMap overParallelLoops(linalg::LinalgOp op, AffineMap map) {

@@ -45,6 +45,13 @@ GemmView groupLoops(mlir::linalg::LinalgOp op);
 /// parallel loop indexes once, no index semantics.
 std::optional<GemmView> analyzeContraction(mlir::linalg::LinalgOp op);
 
+/// The ops of the GPU steps (the module's public functions with bodies)
+/// that may be contractions: two inputs and a reduction loop, in program
+/// order. Collected before any is rewritten (not fills: building a kernel
+/// may erase the fill before it).
+llvm::SmallVector<mlir::linalg::LinalgOp>
+stepContractionCandidates(mlir::ModuleOp module);
+
 /// Whether `op` reuses input elements across outputs: some input read along
 /// a reduction loop does not vary along some parallel loop (a matmul's A
 /// along N, a convolution's input along output channels). A plain sum reads

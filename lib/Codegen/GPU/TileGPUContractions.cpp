@@ -913,15 +913,7 @@ struct TileGPUContractionsPass
   using TileGPUContractionsPassBase::TileGPUContractionsPassBase;
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> candidates;
-    for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() && !func.isPrivate())
-        func.walk([&](linalg::LinalgOp op) {
-          // Not fills: building a kernel may erase the fill before it.
-          if (op.getNumDpsInputs() == 2 && op.getNumReductionLoops() > 0)
-            candidates.push_back(op);
-        });
-    for (linalg::LinalgOp op : candidates) {
+    for (linalg::LinalgOp op : stepContractionCandidates(getOperation())) {
       if (op->hasAttr(kEpilogueAttrName)) {
         op->removeAttr(kEpilogueAttrName);
         tile(op, {}, findEpilogue(op));
