@@ -180,15 +180,19 @@ protected:
                        ivs(b, clampM(b, m), clampN(b, n), c(b, 0)));
   }
 
-  /// Stores `value` into output (m, n) if that is in range.
-  void storeOutput(OpBuilder &b, Value value, Value m, Value n) {
+  /// A builder inside `if (m, n) is in range`, built at `b`.
+  OpBuilder ifInRange(OpBuilder &b, Value m, Value n) {
     Value sizeM = c(b, view.size(view.m)), sizeN = c(b, view.size(view.n));
     Value inRange = arith::AndIOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m, sizeM),
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n, sizeN));
-    auto guard = scf::IfOp::create(b, loc, inRange, false);
-    OpBuilder then = guard.getThenBodyBuilder();
+    return scf::IfOp::create(b, loc, inRange, false).getThenBodyBuilder();
+  }
+
+  /// Stores `value` into output (m, n) if that is in range.
+  void storeOutput(OpBuilder &b, Value value, Value m, Value n) {
+    OpBuilder then = ifInRange(b, m, n);
     OpOperand *out = op.getDpsInitOperand(0);
     memref::StoreOp::create(
         then, loc, value, out->get(),
@@ -226,14 +230,7 @@ protected:
         args.push_back(loadOperand(b, loc, epilogue, init, at));
     }
     SmallVector<Value> results = inlineBody(b, epilogue, args);
-    Value inRange = arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, m,
-                              c(b, view.size(view.m))),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n,
-                              c(b, view.size(view.n))));
-    auto guard = scf::IfOp::create(b, loc, inRange, false);
-    OpBuilder then = guard.getThenBodyBuilder();
+    OpBuilder then = ifInRange(b, m, n);
     SmallVector<Value, 2> terms;
     for (auto [index, init] : llvm::enumerate(epilogue.getDpsInitsMutable())) {
       if (plan.isPartial[index]) {
